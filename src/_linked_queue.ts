@@ -1,0 +1,58 @@
+// A FIFO queue whose entries can also leave from the middle in O(1). Waiters
+// (for a pool slot, for a variable's lock) withdraw when their signal aborts;
+// an array would make that O(n) and `Array#shift` makes every dequeue O(n).
+// Small npm queues (yocto-queue, denque) dequeue in O(1) but cannot unlink an
+// entry, so the node links live on the entries themselves.
+
+/** An entry that can sit in one LinkedQueue at a time. */
+export class QueueNode {
+  /** @internal */ _prev: QueueNode | undefined = undefined;
+  /** @internal */ _next: QueueNode | undefined = undefined;
+  /** @internal */ _queued = false;
+
+  /** Whether the node is still waiting in a queue. */
+  get queued(): boolean {
+    return this._queued;
+  }
+}
+
+export class LinkedQueue<T extends QueueNode> {
+  #head: T | undefined = undefined;
+  #tail: T | undefined = undefined;
+  #size = 0;
+
+  get size(): number {
+    return this.#size;
+  }
+
+  push(node: T): void {
+    node._queued = true;
+    node._prev = this.#tail;
+    node._next = undefined;
+    if (this.#tail === undefined) this.#head = node;
+    else this.#tail._next = node;
+    this.#tail = node;
+    this.#size++;
+  }
+
+  shift(): T | undefined {
+    const node = this.#head;
+    if (node !== undefined) this.remove(node);
+    return node;
+  }
+
+  /** Unlinks `node`; returns false if it was not queued (already served). */
+  remove(node: T): boolean {
+    if (!node._queued) return false;
+    const prev = node._prev as T | undefined;
+    const next = node._next as T | undefined;
+    if (prev === undefined) this.#head = next;
+    else prev._next = next;
+    if (next === undefined) this.#tail = prev;
+    else next._prev = prev;
+    node._prev = node._next = undefined;
+    node._queued = false;
+    this.#size--;
+    return true;
+  }
+}

@@ -1,0 +1,46 @@
+// Validation of the option bags AppL accepts, done once at the boundary.
+import { requireDuration, requireObject, requireSignal, show } from "../_validate.ts";
+import type { AwaitOptions, ForkOptions, ScopeOptions } from "./app.ts";
+
+export interface CheckedForkOptions {
+  readonly signal: AbortSignal | undefined;
+  readonly timeoutMs: number | undefined;
+  readonly name: string | undefined;
+}
+
+const NO_FORK_OPTIONS: CheckedForkOptions = Object.freeze({
+  signal: undefined,
+  timeoutMs: undefined,
+  name: undefined,
+});
+
+export function checkForkOptions(op: string, options: ForkOptions | undefined): CheckedForkOptions {
+  if (options === undefined) return NO_FORK_OPTIONS;
+  requireObject(`${op} options`, options);
+  const { signal, timeoutMs, name } = options;
+  if (signal !== undefined) requireSignal(`${op} options.signal`, signal);
+  if (timeoutMs !== undefined) requireDuration(`${op} options.timeoutMs`, timeoutMs, true);
+  if (name !== undefined && typeof name !== "string") {
+    throw new TypeError(`${op} options.name must be a string, got ${show(name)}`);
+  }
+  return { signal, timeoutMs: timeoutMs === Infinity ? undefined : timeoutMs, name };
+}
+
+export function checkAwaitOptions(options: AwaitOptions | undefined): AwaitOptions {
+  if (options === undefined) return {};
+  requireObject("awaitResult options", options);
+  const { signal, timeoutMs } = options;
+  if (signal !== undefined) requireSignal("awaitResult options.signal", signal);
+  if (timeoutMs !== undefined) requireDuration("awaitResult options.timeoutMs", timeoutMs, true);
+  return { signal, timeoutMs: timeoutMs === Infinity ? undefined : timeoutMs };
+}
+
+export function checkScopeOptions(op: string, options: ScopeOptions | undefined): boolean {
+  if (options === undefined) return false;
+  requireObject(`${op} options`, options);
+  const { failFast = false } = options;
+  if (typeof failFast !== "boolean") {
+    throw new TypeError(`${op} options.failFast must be a boolean, got ${show(failFast)}`);
+  }
+  return failFast;
+}

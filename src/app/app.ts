@@ -1,0 +1,133 @@
+/**
+ * AppL: what the application layer may do. Create shared state, fork LangL
+ * scripts as processes through the pool, await them, run LangL inline and
+ * open nested scopes.
+ *
+ * @module
+ */
+import type { LangL, Process, SharedVar } from "../lang/lang.ts";
+
+/**
+ * Options for `forkProcess`, `tryForkProcess` and `forkAll`.
+ *
+ * @example
+ * ```ts
+ * import type { ForkOptions } from "../../mod.ts";
+ * const options: ForkOptions = { name: "observer", timeoutMs: 5_000 };
+ * ```
+ */
+export interface ForkOptions {
+  /** Withdraws a waiting fork (rejecting with `signal.reason`) and cancels the running process. */
+  signal?: AbortSignal;
+  /** Cancels the process with `ProcessTimeoutError` if it runs longer than this (from when it takes its slot). */
+  timeoutMs?: number;
+  /** A name for logs and errors (`forkAll` appends `[index]`). */
+  name?: string;
+}
+
+/**
+ * Options for `awaitResult`. They bound only the wait, never the process.
+ *
+ * @example
+ * ```ts
+ * import type { AwaitOptions } from "../../mod.ts";
+ * const options: AwaitOptions = { timeoutMs: 100 };
+ * ```
+ */
+export interface AwaitOptions {
+  /** Gives up waiting (rejecting with `signal.reason`); the process runs on. */
+  signal?: AbortSignal;
+  /** Gives up waiting with `AwaitTimeoutError` after this many ms; the process runs on. */
+  timeoutMs?: number;
+}
+
+/**
+ * Options for `runApp` and `app.scope`.
+ *
+ * @example
+ * ```ts
+ * import type { ScopeOptions } from "../../mod.ts";
+ * const options: ScopeOptions = { failFast: true };
+ * ```
+ */
+export interface ScopeOptions {
+  /** The first process failure cancels the rest of the scope. Default false. */
+  failFast?: boolean;
+}
+
+/**
+ * Where a process is: `running` until it has stopped, then final.
+ *
+ * @example
+ * ```ts
+ * import type { ProcessStatus } from "../../mod.ts";
+ * const done: ProcessStatus[] = ["succeeded", "failed", "cancelled"];
+ * ```
+ */
+export type ProcessStatus = "running" | "succeeded" | "failed" | "cancelled";
+
+/**
+ * The token of a forked process. Join it with `app.awaitResult`. `using`
+ * requests cancellation at block exit; `await using` also waits until the
+ * process has stopped and its slot is free.
+ *
+ * @example
+ * ```ts
+ * import { Runtime } from "../../mod.ts";
+ * await using runtime = new Runtime({ maxProcesses: 2 });
+ * await runtime.runApp(async (app) => {
+ *   await using handle = await app.forkProcess((lang) => lang.delay(10_000));
+ *   console.assert(handle.status === "running");
+ * }); // the block exit cancelled it and waited for it to stop
+ * ```
+ */
+export interface ProcessHandle<T> extends Disposable, AsyncDisposable {
+  /** The process id: 1, 2, 3, ... per runtime, in fork order. */
+  readonly id: number;
+  /** The name given at fork, if any. */
+  readonly name: string | undefined;
+  /** `running` until the process has stopped. */
+  readonly status: ProcessStatus;
+  /** Requests cancellation; the process keeps its slot until it stops. */
+  cancel(reason?: unknown): void;
+  /** Carries the result type only; never set. */
+  readonly __result?: T;
+}
+
+/**
+ * The application layer's operations. An `AppL` belongs to one scope: it is
+ * closed when the scope ends, and it cannot be used from inside a process.
+ *
+ * @example
+ * ```ts
+ * import { Runtime } from "../../mod.ts";
+ * await using runtime = new Runtime({ maxProcesses: 3 });
+ * const squares = await runtime.runApp((app) => app.forkAll([1, 2, 3], (n) => n * n));
+ * console.assert(squares.join() === "1,4,9");
+ * ```
+ */
+export interface AppL {
+  /** Aborted when this scope is cancelled. */
+  readonly signal: AbortSignal;
+  /** Forks `process`, waiting for a slot if the pool is full. */
+  forkProcess<T>(process: Process<T>, options?: ForkOptions): Promise<ProcessHandle<T>>;
+  /** Forks `process` if a slot is free now; otherwise returns `undefined`. */
+  tryForkProcess<T>(process: Process<T>, options?: ForkOptions): ProcessHandle<T> | undefined;
+  /** Waits for a process and returns its value, or rejects with why it did not succeed. */
+  awaitResult<T>(handle: ProcessHandle<T>, options?: AwaitOptions): Promise<T>;
+  /**
+   * Runs `process` on every item through the pool and returns the results in
+   * input order. Like `Promise.all`: the first failure cancels the others.
+   */
+  forkAll<I, T>(
+    items: Iterable<I> | AsyncIterable<I>,
+    process: (item: I, lang: LangL) => Promise<T> | T,
+    options?: ForkOptions,
+  ): Promise<T[]>;
+  /** Runs a LangL script inline (process id 0), without taking a slot. */
+  evalLang<T>(script: Process<T>): Promise<T>;
+  /** Creates a shared variable. */
+  newVar<T>(initial: T): SharedVar<T>;
+  /** Runs `body` in a nested scope, which ends only when all its work has. */
+  scope<T>(body: (app: AppL) => Promise<T>, options?: ScopeOptions): Promise<T>;
+}

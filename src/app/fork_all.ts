@@ -1,0 +1,213 @@
+// forkAll: one feeder pulls items and forks each through the pool, so at most
+// `maxProcesses` items are in flight and only one fork waits for a slot at a
+// time, however many items there are. Like Promise.all, the first failure
+// cancels the rest; unlike it, forkAll settles only once its cancelled
+// processes have stopped.
+import { ProcessCancelledError } from "../errors.ts";
+import type { LangL } from "../lang/lang.ts";
+import type { RuntimeCore } from "../runtime/core.ts";
+import type { SlotTicket } from "../runtime/slot_pool.ts";
+import type { CheckedForkOptions } from "./_options.ts";
+import type { ProcessRecord } from "./process.ts";
+
+/** What forkAll needs from its scope. */
+export interface ForkHost {
+  readonly core: RuntimeCore;
+  startProcess(
+    fn: (...args: never[]) => unknown,
+    options: CheckedForkOptions,
+    item: unknown,
+    withItem: boolean,
+    name: string | undefined,
+  ): ProcessRecord;
+  addDependent(dependent: { scopeCancelled(reason: unknown): void }): void;
+  removeDependent(dependent: { scopeCancelled(reason: unknown): void }): void;
+  workStarted(): void;
+  workEnded(): void;
+  closedError(): Error;
+}
+
+export class ForkAllRun<I, T> {
+  readonly promise: Promise<T[]>;
+  #resolve!: (results: T[]) => void;
+  #reject!: (reason: unknown) => void;
+  readonly #results: T[] = [];
+  readonly #live = new Set<ProcessRecord>();
+  readonly #syncItems: Iterator<I> | undefined;
+  readonly #asyncItems: AsyncIterator<I> | undefined;
+  #nextIndex = 0;
+  #exhausted = false;
+  #pulling = false;
+  #ticket: SlotTicket | undefined = undefined;
+  #waitingItem: I | undefined = undefined;
+  #waitingIndex = 0;
+  #failure: { error: unknown } | undefined = undefined;
+  #settled = false;
+  readonly #onAbort: (() => void) | undefined;
+  readonly #onItemStop = (record: ProcessRecord) => this.#itemStopped(record);
+
+  constructor(
+    readonly host: ForkHost,
+    items: Iterable<I> | AsyncIterable<I>,
+    readonly process: (item: I, lang: LangL) => Promise<T> | T,
+    readonly options: CheckedForkOptions,
+  ) {
+    this.promise = new Promise<T[]>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    host.workStarted();
+    host.addDependent(this);
+    const signal = options.signal;
+    if (signal !== undefined) {
+      this.#onAbort = () => this.#fail(signal.reason);
+      signal.addEventListener("abort", this.#onAbort, { once: true });
+    }
+    try {
+      if (typeof (items as Iterable<I>)[Symbol.iterator] === "function") {
+        this.#syncItems = (items as Iterable<I>)[Symbol.iterator]();
+      } else {
+        this.#asyncItems = (items as AsyncIterable<I>)[Symbol.asyncIterator]();
+      }
+    } catch (error) {
+      this.#fail(error);
+      return;
+    }
+    if (this.#syncItems !== undefined) this.#pumpSync();
+    else void this.#pumpAsync();
+  }
+
+  scopeCancelled(): void {
+    this.#fail(this.host.closedError());
+  }
+
+  #pumpSync(): void {
+    const items = this.#syncItems!;
+    const slots = this.host.core.slots;
+    while (this.#failure === undefined) {
+      let step: IteratorResult<I>;
+      try {
+        step = items.next();
+      } catch (error) {
+        this.#fail(error);
+        return;
+      }
+      if (step.done) {
+        this.#exhausted = true;
+        this.#maybeSettle();
+        return;
+      }
+      const index = this.#nextIndex++;
+      if (!slots.tryAcquire()) {
+        this.#wait(step.value, index);
+        return;
+      }
+      this.#launch(step.value, index);
+    }
+  }
+
+  async #pumpAsync(): Promise<void> {
+    const items = this.#asyncItems!;
+    const slots = this.host.core.slots;
+    while (this.#failure === undefined) {
+      let step: IteratorResult<I>;
+      this.#pulling = true;
+      try {
+        step = await items.next();
+      } catch (error) {
+        this.#pulling = false;
+        this.#fail(error);
+        return;
+      } finally {
+        this.#pulling = false;
+      }
+      if (this.#failure !== undefined) break;
+      if (step.done) {
+        this.#exhausted = true;
+        break;
+      }
+      const index = this.#nextIndex++;
+      if (!slots.tryAcquire()) {
+        this.#wait(step.value, index);
+        return;
+      }
+      this.#launch(step.value, index);
+    }
+    this.#maybeSettle();
+  }
+
+  #wait(item: I, index: number): void {
+    this.#waitingItem = item;
+    this.#waitingIndex = index;
+    this.#ticket = this.host.core.slots.enqueue(() => this.#granted());
+  }
+
+  #granted(): void {
+    this.#ticket = undefined;
+    const item = this.#waitingItem as I;
+    this.#waitingItem = undefined;
+    this.#launch(item, this.#waitingIndex);
+    if (this.#syncItems !== undefined) this.#pumpSync();
+    else void this.#pumpAsync();
+  }
+
+  #launch(item: I, index: number): void {
+    const name = this.options.name === undefined ? undefined : `${this.options.name}[${index}]`;
+    const record = this.host.startProcess(
+      this.process as (...args: never[]) => unknown,
+      this.options,
+      item,
+      true,
+      name,
+    );
+    record.tag = index;
+    record.onStop = this.#onItemStop;
+    this.#live.add(record);
+  }
+
+  #itemStopped(record: ProcessRecord): void {
+    this.#live.delete(record);
+    if (record.status === "succeeded") {
+      this.#results[record.tag] = record.value as T;
+    } else if (this.#failure === undefined) {
+      // forkAll delivers this failure, so the scope need not re-raise it.
+      record.markObserved();
+      this.#fail(record.error);
+    }
+    this.#maybeSettle();
+  }
+
+  #fail(error: unknown): void {
+    if (this.#failure !== undefined) return;
+    this.#failure = { error };
+    if (this.#ticket !== undefined && this.host.core.slots.withdraw(this.#ticket)) {
+      this.#ticket = undefined;
+      this.#waitingItem = undefined;
+    }
+    const reason = new ProcessCancelledError("a sibling in forkAll did not succeed", {
+      cause: error,
+    });
+    for (const record of this.#live) record.cancel(reason);
+    // Close the source so a generator can run its cleanup.
+    try {
+      const closing = this.#syncItems?.return?.() ?? this.#asyncItems?.return?.();
+      if (closing instanceof Promise) closing.catch(() => {});
+    } catch {
+      // A source that fails to close cannot change the outcome any more.
+    }
+    this.#maybeSettle();
+  }
+
+  #maybeSettle(): void {
+    if (this.#settled || this.#live.size > 0 || this.#ticket !== undefined || this.#pulling) return;
+    if (this.#failure === undefined && !this.#exhausted) return;
+    this.#settled = true;
+    if (this.#onAbort !== undefined) {
+      this.options.signal!.removeEventListener("abort", this.#onAbort);
+    }
+    this.host.removeDependent(this);
+    this.host.workEnded();
+    if (this.#failure !== undefined) this.#reject(this.#failure.error);
+    else this.#resolve(this.#results);
+  }
+}

@@ -1,0 +1,214 @@
+// A process's life: start (marked as a LangL script), stop, and the
+// bookkeeping after the stop (status, counters, slot release, owner, waiters),
+// which always runs outside the script's context.
+import { ProcessCancelledError, ProcessFailedError, ProcessTimeoutError } from "../errors.ts";
+import { Cancellation } from "../lang/cancellation.ts";
+import { LangInterpreter } from "../lang/interpreter.ts";
+import type { LangL } from "../lang/lang.ts";
+import type { RuntimeCore } from "../runtime/core.ts";
+import type { ProcessHandle, ProcessStatus } from "./app.ts";
+import type { CheckedForkOptions } from "./_options.ts";
+import { runAsScript } from "./_guard.ts";
+
+/** The scope a process belongs to, as the process sees it. */
+export interface ProcessOwner {
+  readonly core: RuntimeCore;
+  processStopped(record: ProcessRecord): void;
+  failureObserved(record: ProcessRecord): void;
+}
+
+// deno-lint-ignore no-explicit-any
+type ScriptFunction = (...args: any[]) => unknown;
+
+const noop = () => {};
+
+export class ProcessRecord extends Cancellation {
+  status: ProcessStatus = "running";
+  value: unknown = undefined;
+  /** Why it did not succeed: a ProcessFailedError or ProcessCancelledError. */
+  error: Error | undefined = undefined;
+  observed = false;
+  /** forkAll's hook and the item's index; one hook instead of a waiter list. */
+  onStop: ((record: ProcessRecord) => void) | undefined = undefined;
+  tag = 0;
+  #stopWaiters: Set<() => void> | undefined = undefined;
+  #timer: AbortController | undefined = undefined;
+  #signal: AbortSignal | undefined = undefined;
+  #onSignalAbort: (() => void) | undefined = undefined;
+
+  constructor(
+    readonly owner: ProcessOwner,
+    readonly id: number,
+    readonly name: string | undefined,
+  ) {
+    super();
+  }
+
+  get core(): RuntimeCore {
+    return this.owner.core;
+  }
+
+  /** Starts the script: `fn(lang)`, or `fn(item, lang)` for forkAll. */
+  start(fn: ScriptFunction, options: CheckedForkOptions, item?: unknown, withItem = false): void {
+    const core = this.owner.core;
+    core.started++;
+    if (options.timeoutMs !== undefined) this.#armTimeout(options.timeoutMs);
+    if (options.signal !== undefined) this.#link(options.signal);
+    const lang: LangL = new LangInterpreter(core, this.id, this.name, this);
+    let result: unknown;
+    try {
+      result = withItem ? runAsScript(fn, item, lang) : runAsScript(fn, lang);
+    } catch (error) {
+      // Settle asynchronously even for a synchronous throw: a hand-off chain of
+      // such processes must not grow the stack.
+      result = Promise.reject(error);
+    }
+    // Registered here, outside runAsScript, so the bookkeeping is not LangL code.
+    Promise.resolve(result).then(
+      (value) => this.#stop(true, value),
+      (error) => this.#stop(false, error),
+    );
+    if (core.logger.isEnabledFor("debug")) {
+      core.logger.debug("forked process {processId}", { processId: this.id, name: this.name });
+    }
+  }
+
+  cancel(reason?: unknown): void {
+    if (this.status !== "running") return;
+    const label = this.name === undefined
+      ? `process ${this.id}`
+      : `process ${this.id} (${this.name})`;
+    this.request(new ProcessCancelledError(`${label} was cancelled`, { cause: reason }));
+  }
+
+  /** Runs `callback` once the process has stopped (at once if it has). */
+  whenStopped(callback: () => void): () => void {
+    if (this.status !== "running") {
+      callback();
+      return noop;
+    }
+    (this.#stopWaiters ??= new Set()).add(callback);
+    return () => this.#stopWaiters?.delete(callback);
+  }
+
+  stopped(): Promise<void> {
+    return new Promise((resolve) => this.whenStopped(resolve));
+  }
+
+  /** The settled outcome as a promise; delivering a failure observes it. */
+  outcome<T>(): Promise<T> {
+    if (this.status === "succeeded") return Promise.resolve(this.value as T);
+    this.markObserved();
+    return Promise.reject(this.error);
+  }
+
+  markObserved(): void {
+    if (this.status === "failed" && !this.observed) {
+      this.observed = true;
+      this.owner.failureObserved(this);
+    }
+  }
+
+  #armTimeout(timeoutMs: number): void {
+    const timer = this.#timer = new AbortController();
+    this.core.clock.sleep(timeoutMs, timer.signal).then(
+      () => this.status === "running" && this.request(new ProcessTimeoutError(timeoutMs)),
+      noop,
+    );
+  }
+
+  #link(signal: AbortSignal): void {
+    if (signal.aborted) {
+      this.cancel(signal.reason);
+      return;
+    }
+    this.#signal = signal;
+    this.#onSignalAbort = () => this.cancel(signal.reason);
+    signal.addEventListener("abort", this.#onSignalAbort, { once: true });
+  }
+
+  #stop(returned: boolean, outcome: unknown): void {
+    const core = this.owner.core;
+    if (returned) {
+      this.status = "succeeded";
+      this.value = outcome;
+      core.succeeded++;
+    } else if (this.requested) {
+      this.status = "cancelled";
+      this.error = this.reason;
+      core.cancelled++;
+    } else {
+      this.status = "failed";
+      this.error = new ProcessFailedError(this.id, outcome, this.name);
+      core.failed++;
+    }
+    this.#timer?.abort();
+    if (this.#onSignalAbort !== undefined) {
+      this.#signal!.removeEventListener("abort", this.#onSignalAbort);
+    }
+    // The slot goes back (or to the next waiter) before anyone waiting on
+    // this process resumes.
+    core.slots.release();
+    this.owner.processStopped(this);
+    const waiters = this.#stopWaiters;
+    if (waiters !== undefined) {
+      this.#stopWaiters = undefined;
+      for (const wake of waiters) wake();
+    }
+    this.onStop?.(this);
+    if (core.logger.isEnabledFor("debug")) {
+      core.logger.debug("process {processId} {status}", {
+        processId: this.id,
+        name: this.name,
+        status: this.status,
+        error: this.error,
+      });
+    }
+  }
+}
+
+class Handle<T> implements ProcessHandle<T> {
+  readonly #record: ProcessRecord;
+
+  constructor(record: ProcessRecord) {
+    this.#record = record;
+  }
+
+  static recordOf(value: object): ProcessRecord | undefined {
+    return #record in value ? (value as Handle<unknown>).#record : undefined;
+  }
+
+  get id(): number {
+    return this.#record.id;
+  }
+
+  get name(): string | undefined {
+    return this.#record.name;
+  }
+
+  get status(): ProcessStatus {
+    return this.#record.status;
+  }
+
+  cancel(reason?: unknown): void {
+    this.#record.cancel(reason);
+  }
+
+  [Symbol.dispose](): void {
+    this.#record.cancel("its handle was disposed");
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    this.#record.cancel("its handle was disposed");
+    return this.#record.stopped();
+  }
+}
+
+export function handleFor<T>(record: ProcessRecord): ProcessHandle<T> {
+  return new Handle<T>(record);
+}
+
+/** The record behind a handle of ours, or undefined for anything else. */
+export function recordOf(handle: unknown): ProcessRecord | undefined {
+  return typeof handle === "object" && handle !== null ? Handle.recordOf(handle) : undefined;
+}

@@ -1,0 +1,408 @@
+// The AppL interpreter. A Scope owns the processes it forks, the forks still
+// waiting for a slot, its inline scripts and its child scopes; it ends only
+// when all of them have, and it never loses a failure.
+import { AwaitTimeoutError, ProcessCancelledError, ScopeClosedError } from "../errors.ts";
+import { Cancellation } from "../lang/cancellation.ts";
+import { LangInterpreter } from "../lang/interpreter.ts";
+import type { LangL, Process, SharedVar } from "../lang/lang.ts";
+import { VarCell } from "../lang/shared_var.ts";
+import { requireFunction, show } from "../_validate.ts";
+import type { RuntimeCore } from "../runtime/core.ts";
+import type { SlotTicket } from "../runtime/slot_pool.ts";
+import type { AppL, AwaitOptions, ForkOptions, ProcessHandle, ScopeOptions } from "./app.ts";
+import { ForkAllRun, type ForkHost } from "./fork_all.ts";
+import { refuseInsideScript, runAsScript } from "./_guard.ts";
+import {
+  checkAwaitOptions,
+  type CheckedForkOptions,
+  checkForkOptions,
+  checkScopeOptions,
+} from "./_options.ts";
+import { handleFor, type ProcessOwner, ProcessRecord, recordOf } from "./process.ts";
+
+/** Something in a scope that must react when the scope is cancelled. */
+export interface ScopeDependent {
+  scopeCancelled(reason: unknown): void;
+}
+
+const noop = () => {};
+
+export class Scope implements AppL, ProcessOwner, ForkHost {
+  readonly #controller = new AbortController();
+  #state: "open" | "cancelled" | "closed" = "open";
+  #cancelReason: unknown = undefined;
+  readonly #running = new Set<ProcessRecord>();
+  readonly #dependents = new Set<ScopeDependent>();
+  readonly #children = new Set<Scope>();
+  /** Work besides running processes that the scope must wait for. */
+  #pendingWork = 0;
+  readonly #unobserved = new Set<ProcessRecord>();
+  #failFastError: Error | undefined = undefined;
+  #onIdle: (() => void) | undefined = undefined;
+
+  constructor(
+    readonly core: RuntimeCore,
+    readonly parent: Scope | undefined,
+    readonly failFast: boolean,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** Runs `body` as this scope's body and ends the scope (see API.md point 5). */
+  async run<T>(body: (app: AppL) => Promise<T>): Promise<T> {
+    let result: T | undefined;
+    let bodyThrew = false;
+    let bodyError: unknown;
+    try {
+      result = await body(this);
+    } catch (error) {
+      bodyThrew = true;
+      bodyError = error;
+      this.cancel(error);
+    }
+    if (!this.#isIdle()) await new Promise<void>((resolve) => this.#onIdle = resolve);
+    this.#state = "closed";
+    if (this.parent !== undefined) this.parent.#childEnded(this);
+    if (this.#failFastError !== undefined) throw this.#failFastError;
+    const unobserved = [...this.#unobserved].map((record) => record.error!);
+    this.#unobserved.clear();
+    if (bodyThrew) {
+      for (const error of unobserved) {
+        this.core.logger.error(
+          "an unobserved process failure was dropped because the scope body threw: {error}",
+          {
+            error,
+          },
+        );
+      }
+      throw bodyError;
+    }
+    if (unobserved.length === 1) throw unobserved[0];
+    if (unobserved.length > 1) {
+      throw new AggregateError(
+        unobserved,
+        `${unobserved.length} processes failed and nobody awaited their results`,
+      );
+    }
+    return result as T;
+  }
+
+  /** Cancels everything in the scope: waits, awaits, processes, children. */
+  cancel(reason: unknown): void {
+    if (this.#state !== "open") return;
+    this.#state = "cancelled";
+    this.#cancelReason = reason;
+    this.#controller.abort(reason);
+    for (const dependent of [...this.#dependents]) dependent.scopeCancelled(reason);
+    for (const record of this.#running) record.cancel(reason);
+    for (const child of this.#children) child.cancel(reason);
+  }
+
+  // ---- AppL ---------------------------------------------------------------
+
+  forkProcess<T>(process: Process<T>, options?: ForkOptions): Promise<ProcessHandle<T>> {
+    try {
+      this.#enter("forkProcess");
+      requireFunction("forkProcess process", process);
+      const checked = checkForkOptions("forkProcess", options);
+      if (checked.signal?.aborted) return Promise.reject(checked.signal.reason);
+      if (this.core.slots.tryAcquire()) {
+        return Promise.resolve(handleFor<T>(this.startProcess(process, checked)));
+      }
+      return new Promise((resolve, reject) => {
+        new QueuedFork(this, process, checked, resolve, reject);
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  tryForkProcess<T>(process: Process<T>, options?: ForkOptions): ProcessHandle<T> | undefined {
+    this.#enter("tryForkProcess");
+    requireFunction("tryForkProcess process", process);
+    const checked = checkForkOptions("tryForkProcess", options);
+    if (checked.signal?.aborted) throw checked.signal.reason;
+    if (!this.core.slots.tryAcquire()) return undefined;
+    return handleFor<T>(this.startProcess(process, checked));
+  }
+
+  awaitResult<T>(handle: ProcessHandle<T>, options?: AwaitOptions): Promise<T> {
+    try {
+      this.#enter("awaitResult");
+      const record = recordOf(handle);
+      if (record === undefined) {
+        throw new TypeError(
+          `awaitResult handle must be a ProcessHandle from forkProcess or tryForkProcess, got ${
+            show(handle)
+          }`,
+        );
+      }
+      if (record.core !== this.core) {
+        throw new TypeError(
+          `awaitResult: process ${record.id}'s handle belongs to another runtime`,
+        );
+      }
+      const checked = checkAwaitOptions(options);
+      if (record.status !== "running") return record.outcome<T>();
+      if (checked.signal?.aborted) return Promise.reject(checked.signal.reason);
+      return new Promise<T>((resolve, reject) => {
+        new ResultWait(this, record, checked, resolve as (value: unknown) => void, reject);
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  forkAll<I, T>(
+    items: Iterable<I> | AsyncIterable<I>,
+    process: (item: I, lang: LangL) => Promise<T> | T,
+    options?: ForkOptions,
+  ): Promise<T[]> {
+    try {
+      this.#enter("forkAll");
+      if (
+        items === null || items === undefined ||
+        (typeof (items as Iterable<I>)[Symbol.iterator] !== "function" &&
+          typeof (items as AsyncIterable<I>)[Symbol.asyncIterator] !== "function")
+      ) {
+        throw new TypeError(
+          `forkAll items must be an iterable or async iterable, got ${show(items)}`,
+        );
+      }
+      requireFunction("forkAll process", process);
+      const checked = checkForkOptions("forkAll", options);
+      if (checked.signal?.aborted) return Promise.reject(checked.signal.reason);
+      return new ForkAllRun<I, T>(this, items, process, checked).promise;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  evalLang<T>(script: Process<T>): Promise<T> {
+    try {
+      this.#enter("evalLang");
+      requireFunction("evalLang script", script);
+      const cancellation = new Cancellation();
+      const dependent: ScopeDependent = {
+        scopeCancelled: (reason) =>
+          cancellation.request(
+            new ProcessCancelledError("an evalLang script was cancelled with its scope", {
+              cause: reason,
+            }),
+          ),
+      };
+      this.addDependent(dependent);
+      this.workStarted();
+      const lang = new LangInterpreter(this.core, 0, undefined, cancellation);
+      let result: T | Promise<T>;
+      try {
+        result = runAsScript(script, lang);
+      } catch (error) {
+        result = Promise.reject(error);
+      }
+      return Promise.resolve(result).finally(() => {
+        this.removeDependent(dependent);
+        this.workEnded();
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  newVar<T>(initial: T): SharedVar<T> {
+    this.#enter("newVar");
+    return new VarCell(this.core.nextVarId(), this.core, initial);
+  }
+
+  scope<T>(body: (app: AppL) => Promise<T>, options?: ScopeOptions): Promise<T> {
+    try {
+      this.#enter("scope");
+      requireFunction("scope body", body);
+      const child = new Scope(this.core, this, checkScopeOptions("scope", options));
+      this.#children.add(child);
+      return child.run(body);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  // ---- for processes, queued forks and forkAll ------------------------------
+
+  startProcess(
+    fn: (...args: never[]) => unknown,
+    options: CheckedForkOptions,
+    item?: unknown,
+    withItem = false,
+    name = options.name,
+  ): ProcessRecord {
+    const record = new ProcessRecord(this, this.core.nextProcessId(), name);
+    this.#running.add(record);
+    record.start(fn, options, item, withItem);
+    return record;
+  }
+
+  processStopped(record: ProcessRecord): void {
+    this.#running.delete(record);
+    if (record.status === "failed") {
+      this.#unobserved.add(record);
+      if (this.failFast && this.#failFastError === undefined) {
+        this.#failFastError = record.error;
+        record.markObserved();
+        this.cancel(record.error);
+      }
+    }
+    this.#checkIdle();
+  }
+
+  failureObserved(record: ProcessRecord): void {
+    this.#unobserved.delete(record);
+  }
+
+  addDependent(dependent: ScopeDependent): void {
+    this.#dependents.add(dependent);
+  }
+
+  removeDependent(dependent: ScopeDependent): void {
+    this.#dependents.delete(dependent);
+  }
+
+  workStarted(): void {
+    this.#pendingWork++;
+  }
+
+  workEnded(): void {
+    this.#pendingWork--;
+    this.#checkIdle();
+  }
+
+  closedError(): ScopeClosedError {
+    return new ScopeClosedError("the scope was cancelled", { cause: this.#cancelReason });
+  }
+
+  // ---- internals ----------------------------------------------------------
+
+  #enter(operation: string): void {
+    refuseInsideScript(operation);
+    if (this.#state === "closed") {
+      throw new ScopeClosedError(`app.${operation} was called after its scope ended`);
+    }
+    if (this.#state === "cancelled") {
+      throw new ScopeClosedError(`app.${operation} was called after its scope was cancelled`, {
+        cause: this.#cancelReason,
+      });
+    }
+  }
+
+  #isIdle(): boolean {
+    return this.#running.size === 0 && this.#pendingWork === 0 && this.#children.size === 0;
+  }
+
+  #checkIdle(): void {
+    if (this.#onIdle !== undefined && this.#isIdle()) {
+      const resolve = this.#onIdle;
+      this.#onIdle = undefined;
+      resolve();
+    }
+  }
+
+  #childEnded(child: Scope): void {
+    this.#children.delete(child);
+    this.#checkIdle();
+  }
+}
+
+/** A forkProcess call waiting for a slot. */
+class QueuedFork implements ScopeDependent {
+  readonly #ticket: SlotTicket;
+  readonly #onAbort: (() => void) | undefined;
+
+  constructor(
+    readonly scope: Scope,
+    readonly process: (lang: LangL) => unknown,
+    readonly options: CheckedForkOptions,
+    readonly resolve: (handle: ProcessHandle<never>) => void,
+    readonly reject: (reason: unknown) => void,
+  ) {
+    this.#ticket = scope.core.slots.enqueue(() => this.#granted());
+    scope.addDependent(this);
+    scope.workStarted();
+    const signal = options.signal;
+    if (signal !== undefined) {
+      this.#onAbort = () => this.#withdraw(signal.reason);
+      signal.addEventListener("abort", this.#onAbort, { once: true });
+    }
+  }
+
+  scopeCancelled(): void {
+    this.#withdraw(this.scope.closedError());
+  }
+
+  #granted(): void {
+    this.#leave();
+    this.resolve(handleFor(this.scope.startProcess(this.process, this.options)));
+  }
+
+  #withdraw(reason: unknown): void {
+    if (!this.scope.core.slots.withdraw(this.#ticket)) return;
+    this.#leave();
+    this.reject(reason);
+  }
+
+  #leave(): void {
+    if (this.#onAbort !== undefined) {
+      this.options.signal!.removeEventListener("abort", this.#onAbort);
+    }
+    this.scope.removeDependent(this);
+    this.scope.workEnded();
+  }
+}
+
+/** An awaitResult call waiting for a running process. */
+class ResultWait implements ScopeDependent {
+  #done = false;
+  readonly #stopListening: () => void;
+  readonly #timer: AbortController | undefined;
+  readonly #onAbort: (() => void) | undefined;
+
+  constructor(
+    readonly scope: Scope,
+    readonly record: ProcessRecord,
+    readonly options: AwaitOptions,
+    readonly resolve: (value: unknown) => void,
+    readonly reject: (reason: unknown) => void,
+  ) {
+    scope.addDependent(this);
+    this.#stopListening = record.whenStopped(() => this.#finish(() => record.outcome()));
+    const { signal, timeoutMs } = options;
+    if (timeoutMs !== undefined) {
+      const timer = this.#timer = new AbortController();
+      scope.core.clock.sleep(timeoutMs, timer.signal).then(
+        () => this.#finish(() => Promise.reject(new AwaitTimeoutError(record.id, timeoutMs))),
+        noop,
+      );
+    }
+    if (signal !== undefined) {
+      this.#onAbort = () => this.#finish(() => Promise.reject(signal.reason));
+      signal.addEventListener("abort", this.#onAbort, { once: true });
+    }
+  }
+
+  scopeCancelled(): void {
+    const error = this.scope.closedError();
+    this.#finish(() => Promise.reject(error));
+  }
+
+  #finish(outcome: () => Promise<unknown>): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.scope.removeDependent(this);
+    this.#stopListening();
+    this.#timer?.abort();
+    if (this.#onAbort !== undefined) {
+      this.options.signal!.removeEventListener("abort", this.#onAbort);
+    }
+    outcome().then(this.resolve, this.reject);
+  }
+}

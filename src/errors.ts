@@ -1,0 +1,164 @@
+/**
+ * The named errors procpool reports. Each one says what happened and, where it
+ * helps, what to do instead.
+ *
+ * @module
+ */
+
+/**
+ * A process ended because its cancellation was requested (by `handle.cancel`,
+ * a fork `signal`, its scope, or the runtime being disposed). `cause` holds
+ * the reason given.
+ *
+ * @example Recognising a cancelled process
+ * ```ts
+ * import { ProcessCancelledError } from "./errors.ts";
+ * const error = new ProcessCancelledError("process 3 was cancelled", { cause: "user" });
+ * console.assert(error instanceof Error && error.name === "ProcessCancelledError");
+ * ```
+ */
+export class ProcessCancelledError extends Error {
+  /** Creates the error; pass the cancellation reason as `options.cause`. */
+  constructor(message = "the process was cancelled", options?: ErrorOptions) {
+    super(message, options);
+    this.name = "ProcessCancelledError";
+  }
+}
+
+/**
+ * A process ran longer than the `timeoutMs` it was forked with and was
+ * cancelled. It is a {@linkcode ProcessCancelledError}, so code that handles
+ * cancellation handles timeouts too.
+ *
+ * @example
+ * ```ts
+ * import { ProcessCancelledError, ProcessTimeoutError } from "./errors.ts";
+ * const error = new ProcessTimeoutError(250);
+ * console.assert(error instanceof ProcessCancelledError && error.timeoutMs === 250);
+ * ```
+ */
+export class ProcessTimeoutError extends ProcessCancelledError {
+  /** The limit that was exceeded, in milliseconds. */
+  readonly timeoutMs: number;
+  /** Creates the error for a process that exceeded `timeoutMs`. */
+  constructor(timeoutMs: number, message?: string) {
+    super(message ?? `the process did not finish within timeoutMs ${timeoutMs}`);
+    this.name = "ProcessTimeoutError";
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/**
+ * A process threw (without having been cancelled). `cause` holds the thrown
+ * value and `processId` names the process.
+ *
+ * @example
+ * ```ts
+ * import { ProcessFailedError } from "./errors.ts";
+ * const error = new ProcessFailedError(7, new Error("boom"));
+ * console.assert(error.processId === 7 && (error.cause as Error).message === "boom");
+ * ```
+ */
+export class ProcessFailedError extends Error {
+  /** The id of the process that threw. */
+  readonly processId: number;
+  /** Creates the error for process `processId`, which threw `cause`. */
+  constructor(processId: number, cause: unknown, name?: string) {
+    const label = name === undefined ? `process ${processId}` : `process ${processId} (${name})`;
+    super(`${label} failed: ${describeCause(cause)}`, { cause });
+    this.name = "ProcessFailedError";
+    this.processId = processId;
+  }
+}
+
+/**
+ * `awaitResult` gave up waiting after its own `timeoutMs`. Only the wait
+ * ended: the process keeps running and can be awaited again.
+ *
+ * @example
+ * ```ts
+ * import { AwaitTimeoutError } from "./errors.ts";
+ * console.assert(new AwaitTimeoutError(5, 100).message.includes("100"));
+ * ```
+ */
+export class AwaitTimeoutError extends Error {
+  /** The id of the process that was awaited. */
+  readonly processId: number;
+  /** The wait's limit, in milliseconds. */
+  readonly timeoutMs: number;
+  /** Creates the error for a wait on `processId` that exceeded `timeoutMs`. */
+  constructor(processId: number, timeoutMs: number) {
+    super(
+      `awaitResult gave up on process ${processId} after timeoutMs ${timeoutMs}; the process is still running`,
+    );
+    this.name = "AwaitTimeoutError";
+    this.processId = processId;
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/**
+ * An application-layer operation (fork, await, scope, `runApp`, ...) was called
+ * from inside a process or an `evalLang` script. Processes cannot fork: return
+ * data to the application layer and fork from there.
+ *
+ * @example
+ * ```ts
+ * import { NestedForkError } from "./errors.ts";
+ * console.assert(new NestedForkError("forkProcess").message.includes("forkProcess"));
+ * ```
+ */
+export class NestedForkError extends Error {
+  /** Creates the error for the AppL `operation` that was attempted. */
+  constructor(operation: string) {
+    super(
+      `${operation} was called from inside a process; LangL scripts cannot fork or use AppL. ` +
+        "Return what you need to the application layer and fork from there.",
+    );
+    this.name = "NestedForkError";
+  }
+}
+
+/**
+ * An `AppL` was used after its scope ended, or after its scope was cancelled.
+ *
+ * @example
+ * ```ts
+ * import { ScopeClosedError } from "./errors.ts";
+ * console.assert(new ScopeClosedError("the scope has ended").name === "ScopeClosedError");
+ * ```
+ */
+export class ScopeClosedError extends Error {
+  /** Creates the error; `options.cause` carries the cancellation reason, if any. */
+  constructor(message = "the scope has ended", options?: ErrorOptions) {
+    super(message, options);
+    this.name = "ScopeClosedError";
+  }
+}
+
+/**
+ * `runApp` was called after the runtime was disposed, or the runtime was
+ * disposed while the app ran.
+ *
+ * @example
+ * ```ts
+ * import { RuntimeDisposedError } from "./errors.ts";
+ * console.assert(new RuntimeDisposedError().name === "RuntimeDisposedError");
+ * ```
+ */
+export class RuntimeDisposedError extends Error {
+  /** Creates the error. */
+  constructor(message = "the runtime has been disposed; create a new Runtime") {
+    super(message);
+    this.name = "RuntimeDisposedError";
+  }
+}
+
+function describeCause(cause: unknown): string {
+  if (cause instanceof Error) return `${cause.name}: ${cause.message}`;
+  try {
+    return String(cause);
+  } catch {
+    return "(an unprintable value)";
+  }
+}

@@ -1,0 +1,256 @@
+// The LangL interpreter: how a runtime carries out a script's operations.
+// One instance per process (and per evalLang call). It reaches the runtime's
+// services through RuntimeCore and never anything of the application layer.
+import {
+  requireDuration,
+  requireFunction,
+  requireObject,
+  requireSafeInteger,
+  show,
+} from "../_validate.ts";
+import type { RuntimeCore } from "../runtime/core.ts";
+import type { LogLevel } from "../runtime/observer.ts";
+import type { RandomStream } from "../runtime/random.ts";
+import type { Cancellation } from "./cancellation.ts";
+import type { LangL, SharedVar, Transaction } from "./lang.ts";
+import { BufferedTransaction } from "./_transaction.ts";
+import { VarCell } from "./shared_var.ts";
+
+const LOG_METHOD: Record<LogLevel, "debug" | "info" | "warn" | "error"> = {
+  debug: "debug",
+  info: "info",
+  warning: "warn",
+  error: "error",
+};
+
+export class LangInterpreter implements LangL {
+  readonly #core: RuntimeCore;
+  readonly #name: string | undefined;
+  readonly #cancellation: Cancellation;
+  #random: RandomStream | undefined = undefined;
+
+  constructor(
+    core: RuntimeCore,
+    readonly processId: number,
+    name: string | undefined,
+    cancellation: Cancellation,
+  ) {
+    this.#core = core;
+    this.#name = name;
+    this.#cancellation = cancellation;
+  }
+
+  get signal(): AbortSignal {
+    return this.#cancellation.signal;
+  }
+
+  delay(ms: number): Promise<void> {
+    try {
+      this.#enter("delay");
+      requireDuration("delay ms", ms);
+      this.#cancellation.throwIfRequested();
+      return this.#core.clock.sleep(ms, this.#cancellation.signal);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  getRandomInt(min: number, max: number): number {
+    this.#enter("getRandomInt");
+    requireSafeInteger("getRandomInt min", min);
+    requireSafeInteger("getRandomInt max", max);
+    if (min > max) {
+      throw new RangeError(`getRandomInt min (${min}) must not be greater than max (${max})`);
+    }
+    return this.#stream().int(min, max);
+  }
+
+  random(): number {
+    this.#enter("random");
+    return this.#stream().next();
+  }
+
+  now(): number {
+    this.#enter("now");
+    return this.#core.clock.now();
+  }
+
+  newVar<T>(initial: T): SharedVar<T> {
+    this.#enter("newVar");
+    return new VarCell(this.#core.nextVarId(), this.#core, initial);
+  }
+
+  readVar<T>(variable: SharedVar<T>): Promise<T> {
+    try {
+      this.#enter("readVar");
+      const cell = this.#cell(variable, "readVar");
+      this.#cancellation.throwIfRequested();
+      if (cell.holder === undefined) return Promise.resolve(cell.value);
+      this.#refuseReentry(cell, "readVar");
+      return cell.lock(this, this.#cancellation.signal).then(() => {
+        const value = cell.value;
+        cell.unlock();
+        return value;
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  writeVar<T>(variable: SharedVar<T>, value: T): Promise<void> {
+    try {
+      this.#enter("writeVar");
+      const cell = this.#cell(variable, "writeVar");
+      this.#cancellation.throwIfRequested();
+      if (cell.holder === undefined) {
+        cell.value = value;
+        return Promise.resolve();
+      }
+      this.#refuseReentry(cell, "writeVar");
+      return cell.lock(this, this.#cancellation.signal).then(() => {
+        cell.value = value;
+        cell.unlock();
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  async modifyVar<T>(variable: SharedVar<T>, f: (value: T) => T | Promise<T>): Promise<T> {
+    this.#enter("modifyVar");
+    const cell = this.#cell(variable, "modifyVar");
+    requireFunction("modifyVar f", f);
+    this.#cancellation.throwIfRequested();
+    this.#refuseReentry(cell, "modifyVar");
+    if (!cell.tryLock(this)) await cell.lock(this, this.#cancellation.signal);
+    try {
+      const next = await f(cell.value);
+      // Like atomically: a cancelled process's change is rolled back.
+      this.#cancellation.throwIfRequested();
+      cell.value = next;
+      return next;
+    } finally {
+      cell.unlock();
+    }
+  }
+
+  async atomically<R>(
+    // deno-lint-ignore no-explicit-any
+    vars: readonly SharedVar<any>[],
+    body: (tx: Transaction) => R | Promise<R>,
+  ): Promise<R> {
+    this.#enter("atomically");
+    if (!Array.isArray(vars)) {
+      throw new TypeError(`atomically vars must be an array of SharedVar, got ${show(vars)}`);
+    }
+    requireFunction("atomically body", body);
+    const cells = [...new Set(vars.map((v, i) => this.#cell(v, `atomically vars[${i}]`)))];
+    for (const cell of cells) this.#refuseReentry(cell, "atomically");
+    this.#cancellation.throwIfRequested();
+    // A single global order (by id) means two processes can never each hold
+    // what the other waits for.
+    cells.sort((a, b) => a.id - b.id);
+    const held: VarCell<unknown>[] = [];
+    const tx = new BufferedTransaction(new Set(cells));
+    try {
+      for (const cell of cells) {
+        if (!cell.tryLock(this)) await cell.lock(this, this.#cancellation.signal);
+        held.push(cell);
+      }
+      const result = await body(tx);
+      this.#cancellation.throwIfRequested();
+      tx.commit();
+      return result;
+    } finally {
+      tx.close();
+      for (const cell of held) cell.unlock();
+    }
+  }
+
+  logDebug(message: string, properties?: Record<string, unknown>): void {
+    this.#log("debug", "logDebug", message, properties);
+  }
+
+  logInfo(message: string, properties?: Record<string, unknown>): void {
+    this.#log("info", "logInfo", message, properties);
+  }
+
+  logWarning(message: string, properties?: Record<string, unknown>): void {
+    this.#log("warning", "logWarning", message, properties);
+  }
+
+  logError(message: string, properties?: Record<string, unknown>): void {
+    this.#log("error", "logError", message, properties);
+  }
+
+  evalIO<T>(io: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    try {
+      this.#enter("evalIO");
+      requireFunction("evalIO io", io);
+      this.#cancellation.throwIfRequested();
+      return Promise.resolve(io(this.#cancellation.signal));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #enter(op: string): void {
+    const observer = this.#core.observer;
+    if (observer !== undefined) {
+      observer.trace({ processId: this.processId, op, time: this.#core.clock.now() });
+    }
+  }
+
+  #stream(): RandomStream {
+    return this.#random ??= this.#core.randomFor(this.processId);
+  }
+
+  #cell<T>(variable: SharedVar<T>, argument: string): VarCell<T> {
+    if (!(variable instanceof VarCell)) {
+      throw new TypeError(
+        `${argument} must be a SharedVar created by newVar, got ${show(variable)}`,
+      );
+    }
+    if (variable.owner !== this.#core) {
+      throw new TypeError(`${argument}: SharedVar ${variable.id} belongs to another runtime`);
+    }
+    return variable;
+  }
+
+  #refuseReentry(cell: VarCell<unknown>, op: string): void {
+    if (cell.holder === this) {
+      throw new TypeError(
+        `${op} on SharedVar ${cell.id}: this process already holds its lock ` +
+          "(inside modifyVar's function or atomically's body); use the value or tx you have",
+      );
+    }
+  }
+
+  #log(
+    level: LogLevel,
+    op: string,
+    message: string,
+    properties: Record<string, unknown> | undefined,
+  ): void {
+    this.#enter(op);
+    if (typeof message !== "string") {
+      throw new TypeError(`${op} message must be a string, got ${show(message)}`);
+    }
+    if (properties !== undefined) requireObject(`${op} properties`, properties);
+    const record: Record<string, unknown> = { ...properties, processId: this.processId };
+    if (this.#name !== undefined) record.processName = this.#name;
+    const logger = this.#core.logger;
+    logger[LOG_METHOD[level]](message, record);
+    const observer = this.#core.observer;
+    if (observer !== undefined) {
+      observer.log({
+        processId: this.processId,
+        ...(this.#name === undefined ? {} : { processName: this.#name }),
+        level,
+        message,
+        properties: { ...properties },
+        time: this.#core.clock.now(),
+      });
+    }
+  }
+}

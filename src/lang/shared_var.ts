@@ -1,0 +1,58 @@
+// The interpreter's side of a SharedVar: the value and a FIFO promise mutex.
+// A released lock is handed straight to the longest waiter, so a stream of
+// newcomers can never starve it.
+import { LinkedQueue, QueueNode } from "../_linked_queue.ts";
+import type { SharedVar } from "./lang.ts";
+
+class LockWaiter extends QueueNode {
+  constructor(
+    readonly holder: object,
+    readonly resolve: () => void,
+    readonly reject: (reason: unknown) => void,
+  ) {
+    super();
+  }
+}
+
+export class VarCell<T> implements SharedVar<T> {
+  /** The object currently holding the lock (a LangL interpreter), if any. */
+  holder: object | undefined = undefined;
+  readonly #waiters = new LinkedQueue<LockWaiter>();
+
+  constructor(
+    readonly id: number,
+    /** The runtime this variable belongs to. */
+    readonly owner: object,
+    public value: T,
+  ) {}
+
+  /** Locks without waiting, or returns false. */
+  tryLock(holder: object): boolean {
+    if (this.holder !== undefined) return false;
+    this.holder = holder;
+    return true;
+  }
+
+  /** Waits in line for the lock; rejects with `signal.reason` on abort. */
+  lock(holder: object, signal: AbortSignal): Promise<void> {
+    if (this.tryLock(holder)) return Promise.resolve();
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        if (this.#waiters.remove(waiter)) reject(signal.reason);
+      };
+      const waiter = new LockWaiter(holder, () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      }, reject);
+      this.#waiters.push(waiter);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  unlock(): void {
+    const next = this.#waiters.shift();
+    this.holder = next?.holder;
+    next?.resolve();
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The clock a runtime measures time with: the system clock by default, a
+ * `VirtualClock` (from `procpool/testing`) in tests.
+ *
+ * @module
+ */
+
+/**
+ * A source of time. `sleep` must reject with `signal.reason` as soon as the
+ * signal aborts, and must not keep any timer alive after it settles.
+ *
+ * @example A clock that wraps the system clock
+ * ```ts
+ * import { type Clock, systemClock } from "./clock.ts";
+ * const clock: Clock = systemClock;
+ * const before = clock.now();
+ * await clock.sleep(1);
+ * console.assert(clock.now() >= before);
+ * ```
+ */
+export interface Clock {
+  /** The current time in milliseconds. */
+  now(): number;
+  /** Resolves after `ms` milliseconds; rejects with `signal.reason` on abort. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * The system clock: `Date.now()` and `setTimeout`, with the timer cleared when
+ * the signal aborts so nothing leaks.
+ *
+ * @example
+ * ```ts
+ * import { systemClock } from "./clock.ts";
+ * const controller = new AbortController();
+ * const sleeping = systemClock.sleep(60_000, controller.signal);
+ * controller.abort(new Error("no need to wait"));
+ * await sleeping.catch((e) => console.assert(e.message === "no need to wait"));
+ * ```
+ */
+export const systemClock: Clock = {
+  now(): number {
+    return Date.now();
+  },
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal === undefined) {
+      return new Promise((resolve) => setTimeout(resolve, ms));
+    }
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      }, ms);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+  },
+};

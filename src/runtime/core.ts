@@ -1,0 +1,49 @@
+// The state a runtime shares with its interpreters: the slot pool, the clock,
+// the random source, the logger, the counters and the id sequences. AppL and
+// LangL interpreters receive this object; users never see it.
+import type { Clock } from "./clock.ts";
+import type { RuntimeLogger } from "./runtime.ts";
+import type { RuntimeObserver } from "./observer.ts";
+import { RandomStream } from "./random.ts";
+import { createSlotPool, type SlotPool } from "./slot_pool.ts";
+import type { WaitPolicy } from "./wait_policy.ts";
+
+/** Stream ids below 1 are the runtime's own; processes use their id. */
+const POOL_STREAM = -1;
+const INLINE_STREAM = 0;
+
+export class RuntimeCore {
+  readonly slots: SlotPool;
+  started = 0;
+  succeeded = 0;
+  failed = 0;
+  cancelled = 0;
+  #nextProcessId = 1;
+  #nextVarId = 1;
+  #inlineRandom: RandomStream | undefined;
+
+  constructor(
+    maxProcesses: number,
+    wait: WaitPolicy,
+    readonly clock: Clock,
+    readonly seed: number,
+    readonly logger: RuntimeLogger,
+    readonly observer: RuntimeObserver | undefined,
+  ) {
+    this.slots = createSlotPool(maxProcesses, wait, clock, new RandomStream(seed, POOL_STREAM));
+  }
+
+  nextProcessId(): number {
+    return this.#nextProcessId++;
+  }
+
+  nextVarId(): number {
+    return this.#nextVarId++;
+  }
+
+  /** Process `id`'s own stream; `evalLang` scripts (id 0) share one. */
+  randomFor(processId: number): RandomStream {
+    if (processId !== INLINE_STREAM) return new RandomStream(this.seed, processId);
+    return this.#inlineRandom ??= new RandomStream(this.seed, INLINE_STREAM);
+  }
+}

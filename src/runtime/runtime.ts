@@ -1,0 +1,228 @@
+/**
+ * The runtime: owns the fixed capacity, the live count, the clock, the random
+ * source and the logger, and runs applications.
+ *
+ * @module
+ */
+import { getLogger } from "@logtape/logtape";
+import type { AppL, ScopeOptions } from "../app/app.ts";
+import { refuseInsideScript } from "../app/_guard.ts";
+import { checkScopeOptions } from "../app/_options.ts";
+import { Scope } from "../app/scope.ts";
+import { RuntimeDisposedError } from "../errors.ts";
+import {
+  requireFunction,
+  requireNumber,
+  requireObject,
+  requirePositiveInteger,
+  show,
+} from "../_validate.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import { RuntimeCore } from "./core.ts";
+import type { RuntimeObserver } from "./observer.ts";
+import { randomSeed } from "./random.ts";
+import { fifo, type WaitPolicy } from "./wait_policy.ts";
+
+/**
+ * The logger a runtime writes to: the methods procpool calls on a LogTape
+ * `Logger`. Any LogTape logger fits (`getLogger(["my-app"])`).
+ *
+ * @example
+ * ```ts
+ * import { getLogger } from "@logtape/logtape";
+ * import type { RuntimeLogger } from "../../mod.ts";
+ * const logger: RuntimeLogger = getLogger(["my-app", "pool"]);
+ * ```
+ */
+export interface RuntimeLogger {
+  /** Whether a record at `level` would reach any sink. */
+  isEnabledFor(level: "debug" | "info" | "warning" | "error"): boolean;
+  /** Logs at debug level. */
+  debug(message: string, properties?: Record<string, unknown>): void;
+  /** Logs at info level. */
+  info(message: string, properties?: Record<string, unknown>): void;
+  /** Logs at warning level. */
+  warn(message: string, properties?: Record<string, unknown>): void;
+  /** Logs at error level. */
+  error(message: string, properties?: Record<string, unknown>): void;
+}
+
+/**
+ * How to build a {@linkcode Runtime}.
+ *
+ * @example
+ * ```ts
+ * import { backoff, type RuntimeOptions } from "../../mod.ts";
+ * const options: RuntimeOptions = { maxProcesses: 8, wait: backoff(), seed: 1 };
+ * ```
+ */
+export interface RuntimeOptions {
+  /** The capacity: a positive safe integer, fixed for the runtime's life. */
+  maxProcesses: number;
+  /** How forks wait when the pool is full. Default {@linkcode fifo}. */
+  wait?: WaitPolicy;
+  /** The clock for delays, timeouts and backoff sleeps. Default: the system clock. */
+  clock?: Clock;
+  /** Seeds the random source, making every process's numbers reproducible. Default: random. */
+  seed?: number;
+  /** A LogTape logger. Default `getLogger(["procpool"])`; the library never configures LogTape. */
+  logger?: RuntimeLogger;
+}
+
+/**
+ * A snapshot of the pool's counters, exact at the moment of the call.
+ *
+ * @example
+ * ```ts
+ * import { Runtime } from "../../mod.ts";
+ * await using runtime = new Runtime({ maxProcesses: 2 });
+ * const { max, active, waiting } = runtime.stats();
+ * console.assert(max === 2 && active === 0 && waiting === 0);
+ * ```
+ */
+export interface PoolStats {
+  /** The capacity. */
+  max: number;
+  /** Processes holding a slot now (never above `max`). */
+  active: number;
+  /** Forks waiting for a slot now. */
+  waiting: number;
+  /** Processes started so far. */
+  started: number;
+  /** Processes that returned. */
+  succeeded: number;
+  /** Processes that threw without being cancelled. */
+  failed: number;
+  /** Processes that stopped after their cancellation was requested. */
+  cancelled: number;
+}
+
+/** Internal extras for the test runtime; not part of the public options. */
+export const observerOption: unique symbol = Symbol("procpool.observer");
+
+/**
+ * A bounded process pool. Its capacity is fixed at construction: a capacity
+ * that could change would race with the processes already admitted.
+ *
+ * @example
+ * ```ts
+ * import { Runtime } from "../../mod.ts";
+ * await using runtime = new Runtime({ maxProcesses: 2 });
+ * const sum = await runtime.runApp(async (app) => {
+ *   const a = await app.forkProcess(() => 20);
+ *   const b = await app.forkProcess(async (lang) => { await lang.delay(1); return 22; });
+ *   return (await app.awaitResult(a)) + (await app.awaitResult(b));
+ * });
+ * console.assert(sum === 42);
+ * ```
+ */
+export class Runtime implements AsyncDisposable {
+  readonly #core: RuntimeCore;
+  readonly #apps = new Set<Promise<unknown>>();
+  readonly #scopes = new Set<Scope>();
+  #disposal: Promise<void> | undefined = undefined;
+
+  /** Creates a runtime; throws TypeError or RangeError for bad options. */
+  constructor(options: RuntimeOptions) {
+    requireObject("Runtime options", options);
+    const { maxProcesses, wait = fifo(), clock = systemClock, seed, logger } = options;
+    requirePositiveInteger("maxProcesses", maxProcesses);
+    if (
+      wait === null || typeof wait !== "object" || (wait.kind !== "fifo" && wait.kind !== "backoff")
+    ) {
+      throw new TypeError(`wait must be fifo() or backoff(), got ${show(wait)}`);
+    }
+    if (
+      clock === null || typeof clock !== "object" || typeof clock.now !== "function" ||
+      typeof clock.sleep !== "function"
+    ) {
+      throw new TypeError(
+        `clock must be an object with now() and sleep(ms, signal), got ${show(clock)}`,
+      );
+    }
+    if (seed !== undefined) {
+      requireNumber("seed", seed);
+      if (!Number.isFinite(seed)) {
+        throw new RangeError(`seed must be a finite number, got ${show(seed)}`);
+      }
+    }
+    if (
+      logger !== undefined &&
+      (logger === null || typeof logger !== "object" || typeof logger.debug !== "function" ||
+        typeof logger.isEnabledFor !== "function")
+    ) {
+      throw new TypeError(`logger must be a LogTape Logger, got ${show(logger)}`);
+    }
+    const observer = (options as { [observerOption]?: RuntimeObserver })[observerOption];
+    this.#core = new RuntimeCore(
+      maxProcesses,
+      wait,
+      clock,
+      seed ?? randomSeed(),
+      logger ?? getLogger(["procpool"]),
+      observer,
+    );
+  }
+
+  /** The capacity. There is no setter: it cannot change. */
+  get maxProcesses(): number {
+    return this.#core.slots.max;
+  }
+
+  /** The seed of the random source (the one given, or the one drawn). */
+  get seed(): number {
+    return this.#core.seed;
+  }
+
+  /** The pool's counters now. */
+  stats(): PoolStats {
+    const core = this.#core;
+    return {
+      max: core.slots.max,
+      active: core.slots.active,
+      waiting: core.slots.waiting,
+      started: core.started,
+      succeeded: core.succeeded,
+      failed: core.failed,
+      cancelled: core.cancelled,
+    };
+  }
+
+  /**
+   * Runs an application in a root scope: resolves with `body`'s result once
+   * every process it forked has stopped, or rejects (see the README's
+   * "Scopes and failures").
+   */
+  runApp<T>(body: (app: AppL) => Promise<T>, options?: ScopeOptions): Promise<T> {
+    try {
+      refuseInsideScript("runApp");
+      if (this.#disposal !== undefined) throw new RuntimeDisposedError();
+      requireFunction("runApp body", body);
+      const scope = new Scope(this.#core, undefined, checkScopeOptions("runApp", options));
+      this.#scopes.add(scope);
+      const running = scope.run(body);
+      const tracked = running.then(
+        () => this.#scopes.delete(scope),
+        () => this.#scopes.delete(scope),
+      );
+      this.#apps.add(tracked);
+      tracked.then(() => this.#apps.delete(tracked));
+      return running;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Cancels every scope and process and resolves once all have stopped.
+   * Later `runApp` calls reject with `RuntimeDisposedError`. Idempotent.
+   */
+  [Symbol.asyncDispose](): Promise<void> {
+    if (this.#disposal === undefined) {
+      const reason = new RuntimeDisposedError("the runtime was disposed while the app was running");
+      for (const scope of this.#scopes) scope.cancel(reason);
+      this.#disposal = Promise.all(this.#apps).then(() => {});
+    }
+    return this.#disposal;
+  }
+}
