@@ -35,10 +35,28 @@ export class LinkedQueue<T extends QueueNode> {
     this.#size++;
   }
 
+  peek(): T | undefined {
+    return this.#head;
+  }
+
   shift(): T | undefined {
     const node = this.#head;
     if (node !== undefined) this.remove(node);
     return node;
+  }
+
+  /** Unlinks and returns every node matching `predicate`, in queue order. O(n). */
+  removeWhere(predicate: (node: T) => boolean): T[] {
+    const removed: T[] = [];
+    for (let node = this.#head; node !== undefined;) {
+      const next = node._next as T | undefined;
+      if (predicate(node)) {
+        this.remove(node);
+        removed.push(node);
+      }
+      node = next;
+    }
+    return removed;
   }
 
   /** Unlinks `node`; returns false if it was not queued (already served). */

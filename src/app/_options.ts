@@ -26,8 +26,10 @@ export function checkForkOptions(op: string, options: ForkOptions | undefined): 
   return { signal, timeoutMs: timeoutMs === Infinity ? undefined : timeoutMs, name };
 }
 
+const NO_AWAIT_OPTIONS: AwaitOptions = Object.freeze({});
+
 export function checkAwaitOptions(options: AwaitOptions | undefined): AwaitOptions {
-  if (options === undefined) return {};
+  if (options === undefined) return NO_AWAIT_OPTIONS;
   requireObject("awaitResult options", options);
   const { signal, timeoutMs } = options;
   if (signal !== undefined) requireSignal("awaitResult options.signal", signal);

@@ -6,9 +6,9 @@
 import { ProcessCancelledError } from "../errors.ts";
 import type { LangL } from "../lang/lang.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
-import type { SlotTicket } from "../runtime/slot_pool.ts";
+import { SlotWaiter } from "../runtime/slot_pool.ts";
 import type { CheckedForkOptions } from "./_options.ts";
-import type { ProcessRecord } from "./process.ts";
+import type { ProcessRecord, StopWaiter } from "./process.ts";
 
 /** What forkAll needs from its scope. */
 export interface ForkHost {
@@ -27,7 +27,7 @@ export interface ForkHost {
   closedError(): Error;
 }
 
-export class ForkAllRun<I, T> {
+export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
   readonly promise: Promise<T[]>;
   #resolve!: (results: T[]) => void;
   #reject!: (reason: unknown) => void;
@@ -38,13 +38,13 @@ export class ForkAllRun<I, T> {
   #nextIndex = 0;
   #exhausted = false;
   #pulling = false;
-  #ticket: SlotTicket | undefined = undefined;
+  /** Whether this run sits in the pool's wait (at most once at a time). */
+  #waiting = false;
   #waitingItem: I | undefined = undefined;
   #waitingIndex = 0;
   #failure: { error: unknown } | undefined = undefined;
   #settled = false;
   readonly #onAbort: (() => void) | undefined;
-  readonly #onItemStop = (record: ProcessRecord) => this.#itemStopped(record);
 
   constructor(
     readonly host: ForkHost,
@@ -52,6 +52,9 @@ export class ForkAllRun<I, T> {
     readonly process: (item: I, lang: LangL) => Promise<T> | T,
     readonly options: CheckedForkOptions,
   ) {
+    // Its own owner: the scope's mass withdrawal leaves it alone; it withdraws
+    // itself when told the scope was cancelled.
+    super(undefined);
     this.promise = new Promise<T[]>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
@@ -139,11 +142,12 @@ export class ForkAllRun<I, T> {
   #wait(item: I, index: number): void {
     this.#waitingItem = item;
     this.#waitingIndex = index;
-    this.#ticket = this.host.core.slots.enqueue(() => this.#granted());
+    this.#waiting = true;
+    this.host.core.slots.enqueue(this);
   }
 
-  #granted(): void {
-    this.#ticket = undefined;
+  slotGranted(): void {
+    this.#waiting = false;
     const item = this.#waitingItem as I;
     this.#waitingItem = undefined;
     this.#launch(item, this.#waitingIndex);
@@ -161,11 +165,11 @@ export class ForkAllRun<I, T> {
       name,
     );
     record.tag = index;
-    record.onStop = this.#onItemStop;
+    record.addStopWaiter(this);
     this.#live.add(record);
   }
 
-  #itemStopped(record: ProcessRecord): void {
+  processStopped(record: ProcessRecord): void {
     this.#live.delete(record);
     if (record.status === "succeeded") {
       this.#results[record.tag] = record.value as T;
@@ -180,8 +184,8 @@ export class ForkAllRun<I, T> {
   #fail(error: unknown): void {
     if (this.#failure !== undefined) return;
     this.#failure = { error };
-    if (this.#ticket !== undefined && this.host.core.slots.withdraw(this.#ticket)) {
-      this.#ticket = undefined;
+    if (this.#waiting && this.host.core.slots.withdraw(this)) {
+      this.#waiting = false;
       this.#waitingItem = undefined;
     }
     const reason = new ProcessCancelledError("a sibling in forkAll did not succeed", {
@@ -199,7 +203,7 @@ export class ForkAllRun<I, T> {
   }
 
   #maybeSettle(): void {
-    if (this.#settled || this.#live.size > 0 || this.#ticket !== undefined || this.#pulling) return;
+    if (this.#settled || this.#live.size > 0 || this.#waiting || this.#pulling) return;
     if (this.#failure === undefined && !this.#exhausted) return;
     this.#settled = true;
     if (this.#onAbort !== undefined) {

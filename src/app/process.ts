@@ -10,6 +10,11 @@ import type { ProcessHandle, ProcessStatus } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import { runAsScript } from "./_guard.ts";
 
+/** Told once when a process stops. */
+export interface StopWaiter {
+  processStopped(record: ProcessRecord): void;
+}
+
 /** The scope a process belongs to, as the process sees it. */
 export interface ProcessOwner {
   readonly core: RuntimeCore;
@@ -28,10 +33,11 @@ export class ProcessRecord extends Cancellation {
   /** Why it did not succeed: a ProcessFailedError or ProcessCancelledError. */
   error: Error | undefined = undefined;
   observed = false;
-  /** forkAll's hook and the item's index; one hook instead of a waiter list. */
-  onStop: ((record: ProcessRecord) => void) | undefined = undefined;
+  /** forkAll's item index. */
   tag = 0;
-  #stopWaiters: Set<() => void> | undefined = undefined;
+  // Usually zero or one waiter: keep one inline, spill to an array.
+  #stopWaiter: StopWaiter | undefined = undefined;
+  #moreStopWaiters: StopWaiter[] | undefined = undefined;
   #timer: AbortController | undefined = undefined;
   #signal: AbortSignal | undefined = undefined;
   #onSignalAbort: (() => void) | undefined = undefined;
@@ -81,25 +87,34 @@ export class ProcessRecord extends Cancellation {
     this.request(new ProcessCancelledError(`${label} was cancelled`, { cause: reason }));
   }
 
-  /** Runs `callback` once the process has stopped (at once if it has). */
-  whenStopped(callback: () => void): () => void {
-    if (this.status !== "running") {
-      callback();
-      return noop;
+  /** Tells `waiter` when the process stops; call only while running. */
+  addStopWaiter(waiter: StopWaiter): void {
+    if (this.#stopWaiter === undefined) this.#stopWaiter = waiter;
+    else (this.#moreStopWaiters ??= []).push(waiter);
+  }
+
+  removeStopWaiter(waiter: StopWaiter): void {
+    if (this.#stopWaiter === waiter) {
+      this.#stopWaiter = this.#moreStopWaiters?.shift();
+    } else if (this.#moreStopWaiters !== undefined) {
+      const index = this.#moreStopWaiters.indexOf(waiter);
+      if (index >= 0) this.#moreStopWaiters.splice(index, 1);
     }
-    (this.#stopWaiters ??= new Set()).add(callback);
-    return () => this.#stopWaiters?.delete(callback);
   }
 
   stopped(): Promise<void> {
-    return new Promise((resolve) => this.whenStopped(resolve));
+    if (this.status !== "running") return Promise.resolve();
+    return new Promise((resolve) => this.addStopWaiter({ processStopped: () => resolve() }));
   }
 
-  /** The settled outcome as a promise; delivering a failure observes it. */
-  outcome<T>(): Promise<T> {
-    if (this.status === "succeeded") return Promise.resolve(this.value as T);
-    this.markObserved();
-    return Promise.reject(this.error);
+  /** Hands the settled outcome to a promise's resolvers; delivering a failure observes it. */
+  deliver(resolve: (value: unknown) => void, reject: (reason: unknown) => void): void {
+    if (this.status === "succeeded") {
+      resolve(this.value);
+    } else {
+      this.markObserved();
+      reject(this.error);
+    }
   }
 
   markObserved(): void {
@@ -150,12 +165,13 @@ export class ProcessRecord extends Cancellation {
     // this process resumes.
     core.slots.release();
     this.owner.processStopped(this);
-    const waiters = this.#stopWaiters;
-    if (waiters !== undefined) {
-      this.#stopWaiters = undefined;
-      for (const wake of waiters) wake();
+    const first = this.#stopWaiter;
+    if (first !== undefined) {
+      const more = this.#moreStopWaiters;
+      this.#stopWaiter = this.#moreStopWaiters = undefined;
+      first.processStopped(this);
+      if (more !== undefined) { for (const waiter of more) waiter.processStopped(this); }
     }
-    this.onStop?.(this);
     if (core.logger.isEnabledFor("debug")) {
       core.logger.debug("process {processId} {status}", {
         processId: this.id,

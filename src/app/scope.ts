@@ -8,8 +8,9 @@ import type { LangL, Process, SharedVar } from "../lang/lang.ts";
 import { VarCell } from "../lang/shared_var.ts";
 import { requireFunction, show } from "../_validate.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
-import type { SlotTicket } from "../runtime/slot_pool.ts";
 import type { AppL, AwaitOptions, ForkOptions, ProcessHandle, ScopeOptions } from "./app.ts";
+import { LinkedQueue, QueueNode } from "../_linked_queue.ts";
+import { SlotWaiter } from "../runtime/slot_pool.ts";
 import { ForkAllRun, type ForkHost } from "./fork_all.ts";
 import { refuseInsideScript, runAsScript } from "./_guard.ts";
 import {
@@ -18,7 +19,13 @@ import {
   checkForkOptions,
   checkScopeOptions,
 } from "./_options.ts";
-import { handleFor, type ProcessOwner, ProcessRecord, recordOf } from "./process.ts";
+import {
+  handleFor,
+  type ProcessOwner,
+  ProcessRecord,
+  recordOf,
+  type StopWaiter,
+} from "./process.ts";
 
 /** Something in a scope that must react when the scope is cancelled. */
 export interface ScopeDependent {
@@ -32,7 +39,9 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   #state: "open" | "cancelled" | "closed" = "open";
   #cancelReason: unknown = undefined;
   readonly #running = new Set<ProcessRecord>();
+  /** Rare dependents (forkAll runs, evalLang scripts); hot ones have their own lists. */
   readonly #dependents = new Set<ScopeDependent>();
+  readonly resultWaits = new LinkedQueue<ResultWait>();
   readonly #children = new Set<Scope>();
   /** Work besides running processes that the scope must wait for. */
   #pendingWork = 0;
@@ -95,6 +104,14 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     this.#state = "cancelled";
     this.#cancelReason = reason;
     this.#controller.abort(reason);
+    const closed = () => this.closedError();
+    for (const fork of this.core.slots.withdrawOwnedBy(this)) {
+      (fork as QueuedFork).withdrawn(closed());
+    }
+    // Each giveUp unlinks its entry, so the head moves on.
+    for (let wait = this.resultWaits.peek(); wait; wait = this.resultWaits.peek()) {
+      wait.giveUp(closed());
+    }
     for (const dependent of [...this.#dependents]) dependent.scopeCancelled(reason);
     for (const record of this.#running) record.cancel(reason);
     for (const child of this.#children) child.cancel(reason);
@@ -145,10 +162,13 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
         );
       }
       const checked = checkAwaitOptions(options);
-      if (record.status !== "running") return record.outcome<T>();
-      if (checked.signal?.aborted) return Promise.reject(checked.signal.reason);
+      if (checked.signal?.aborted && record.status === "running") {
+        return Promise.reject(checked.signal.reason);
+      }
       return new Promise<T>((resolve, reject) => {
-        new ResultWait(this, record, checked, resolve as (value: unknown) => void, reject);
+        if (record.status !== "running") {
+          record.deliver(resolve as (value: unknown) => void, reject);
+        } else new ResultWait(this, record, checked, resolve as (value: unknown) => void, reject);
       });
     } catch (error) {
       return Promise.reject(error);
@@ -313,10 +333,9 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   }
 }
 
-/** A forkProcess call waiting for a slot. */
-class QueuedFork implements ScopeDependent {
-  readonly #ticket: SlotTicket;
-  readonly #onAbort: (() => void) | undefined;
+/** A forkProcess call waiting for a slot. It is its own queue entry. */
+class QueuedFork extends SlotWaiter {
+  readonly #onAbort: (() => void) | undefined = undefined;
 
   constructor(
     readonly scope: Scope,
@@ -325,27 +344,25 @@ class QueuedFork implements ScopeDependent {
     readonly resolve: (handle: ProcessHandle<never>) => void,
     readonly reject: (reason: unknown) => void,
   ) {
-    this.#ticket = scope.core.slots.enqueue(() => this.#granted());
-    scope.addDependent(this);
+    super(scope);
+    scope.core.slots.enqueue(this);
     scope.workStarted();
     const signal = options.signal;
     if (signal !== undefined) {
-      this.#onAbort = () => this.#withdraw(signal.reason);
+      this.#onAbort = () => {
+        if (scope.core.slots.withdraw(this)) this.withdrawn(signal.reason);
+      };
       signal.addEventListener("abort", this.#onAbort, { once: true });
     }
   }
 
-  scopeCancelled(): void {
-    this.#withdraw(this.scope.closedError());
-  }
-
-  #granted(): void {
+  slotGranted(): void {
     this.#leave();
     this.resolve(handleFor(this.scope.startProcess(this.process, this.options)));
   }
 
-  #withdraw(reason: unknown): void {
-    if (!this.scope.core.slots.withdraw(this.#ticket)) return;
+  /** Called once the pool has let go of this waiter. */
+  withdrawn(reason: unknown): void {
     this.#leave();
     this.reject(reason);
   }
@@ -354,17 +371,14 @@ class QueuedFork implements ScopeDependent {
     if (this.#onAbort !== undefined) {
       this.options.signal!.removeEventListener("abort", this.#onAbort);
     }
-    this.scope.removeDependent(this);
     this.scope.workEnded();
   }
 }
 
 /** An awaitResult call waiting for a running process. */
-class ResultWait implements ScopeDependent {
-  #done = false;
-  readonly #stopListening: () => void;
-  readonly #timer: AbortController | undefined;
-  readonly #onAbort: (() => void) | undefined;
+class ResultWait extends QueueNode implements StopWaiter {
+  #timer: AbortController | undefined = undefined;
+  #onAbort: (() => void) | undefined = undefined;
 
   constructor(
     readonly scope: Scope,
@@ -373,36 +387,40 @@ class ResultWait implements ScopeDependent {
     readonly resolve: (value: unknown) => void,
     readonly reject: (reason: unknown) => void,
   ) {
-    scope.addDependent(this);
-    this.#stopListening = record.whenStopped(() => this.#finish(() => record.outcome()));
+    super();
+    scope.resultWaits.push(this);
+    record.addStopWaiter(this);
     const { signal, timeoutMs } = options;
     if (timeoutMs !== undefined) {
       const timer = this.#timer = new AbortController();
       scope.core.clock.sleep(timeoutMs, timer.signal).then(
-        () => this.#finish(() => Promise.reject(new AwaitTimeoutError(record.id, timeoutMs))),
+        () => this.giveUp(new AwaitTimeoutError(record.id, timeoutMs)),
         noop,
       );
     }
     if (signal !== undefined) {
-      this.#onAbort = () => this.#finish(() => Promise.reject(signal.reason));
+      this.#onAbort = () => this.giveUp(signal.reason);
       signal.addEventListener("abort", this.#onAbort, { once: true });
     }
   }
 
-  scopeCancelled(): void {
-    const error = this.scope.closedError();
-    this.#finish(() => Promise.reject(error));
+  processStopped(record: ProcessRecord): void {
+    if (this.#leave()) record.deliver(this.resolve, this.reject);
   }
 
-  #finish(outcome: () => Promise<unknown>): void {
-    if (this.#done) return;
-    this.#done = true;
-    this.scope.removeDependent(this);
-    this.#stopListening();
+  giveUp(reason: unknown): void {
+    if (!this.#leave()) return;
+    this.record.removeStopWaiter(this);
+    this.reject(reason);
+  }
+
+  /** Stops every listener; false if the wait had already ended. */
+  #leave(): boolean {
+    if (!this.scope.resultWaits.remove(this)) return false;
     this.#timer?.abort();
     if (this.#onAbort !== undefined) {
       this.options.signal!.removeEventListener("abort", this.#onAbort);
     }
-    outcome().then(this.resolve, this.reject);
+    return true;
   }
 }

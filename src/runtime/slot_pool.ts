@@ -7,37 +7,53 @@ import type { Clock } from "./clock.ts";
 import type { RandomStream } from "./random.ts";
 import type { BackoffPolicy, WaitPolicy } from "./wait_policy.ts";
 
-/** A place in the wait for a slot. `grant` runs once, with the slot held. */
-export interface SlotTicket {
-  readonly grant: () => void;
+/** Backoff's retry state for one waiter. */
+interface Retry {
+  attempt: number;
+  readonly controller: AbortController;
+}
+
+/**
+ * Somebody waiting for a slot. The waiter object itself is the queue entry
+ * (no separate ticket), which keeps a queued fork small.
+ */
+export abstract class SlotWaiter extends QueueNode {
+  /** @internal Used by the backoff pool only. */
+  _retry: Retry | undefined = undefined;
+
+  constructor(
+    /** Lets a scope withdraw all of its waiters at once. */
+    readonly owner: object | undefined,
+  ) {
+    super();
+  }
+
+  /** Runs once, with the slot already held by this waiter. */
+  abstract slotGranted(): void;
 }
 
 export interface SlotPool {
   readonly max: number;
   /** Slots held right now. Never above `max`. */
   readonly active: number;
-  /** Tickets waiting for a slot. */
+  /** Waiters waiting for a slot. */
   readonly waiting: number;
   /** Takes a slot if one is free now. */
   tryAcquire(): boolean;
-  /** Queues for a slot; `grant` is called later with the slot already held. */
-  enqueue(grant: () => void): SlotTicket;
-  /** Leaves the wait. False if the ticket was already granted (then: a no-op). */
-  withdraw(ticket: SlotTicket): boolean;
+  /** Queues for a slot; `waiter.slotGranted()` runs later with the slot already held. */
+  enqueue(waiter: SlotWaiter): void;
+  /** Leaves the wait. False if the waiter was already granted (then: a no-op). */
+  withdraw(waiter: SlotWaiter): boolean;
+  /** Withdraws every waiter of `owner`; returns them. */
+  withdrawOwnedBy(owner: object): SlotWaiter[];
   /** Gives a held slot back (to the next waiter, under fifo). */
   release(): void;
-}
-
-class FifoTicket extends QueueNode implements SlotTicket {
-  constructor(readonly grant: () => void) {
-    super();
-  }
 }
 
 /** Hand-off on release: a freed slot goes straight to the longest waiter. */
 class FifoSlotPool implements SlotPool {
   active = 0;
-  readonly #queue = new LinkedQueue<FifoTicket>();
+  readonly #queue = new LinkedQueue<SlotWaiter>();
 
   constructor(readonly max: number) {}
 
@@ -55,33 +71,29 @@ class FifoSlotPool implements SlotPool {
     return false;
   }
 
-  enqueue(grant: () => void): SlotTicket {
-    const ticket = new FifoTicket(grant);
-    this.#queue.push(ticket);
-    return ticket;
+  enqueue(waiter: SlotWaiter): void {
+    this.#queue.push(waiter);
   }
 
-  withdraw(ticket: SlotTicket): boolean {
-    return this.#queue.remove(ticket as FifoTicket);
+  withdraw(waiter: SlotWaiter): boolean {
+    return this.#queue.remove(waiter);
+  }
+
+  withdrawOwnedBy(owner: object): SlotWaiter[] {
+    return this.#queue.removeWhere((waiter) => waiter.owner === owner);
   }
 
   release(): void {
     const next = this.#queue.shift();
     if (next === undefined) this.active--;
-    else next.grant();
+    else next.slotGranted();
   }
-}
-
-class BackoffTicket implements SlotTicket {
-  attempt = 0;
-  readonly controller = new AbortController();
-  constructor(readonly grant: () => void) {}
 }
 
 /** The book's loop: retry with growing, capped, jittered sleeps on the clock. */
 class BackoffSlotPool implements SlotPool {
   active = 0;
-  readonly #waiting = new Set<BackoffTicket>();
+  readonly #waiting = new Set<SlotWaiter>();
 
   constructor(
     readonly max: number,
@@ -102,11 +114,10 @@ class BackoffSlotPool implements SlotPool {
     return false;
   }
 
-  enqueue(grant: () => void): SlotTicket {
-    const ticket = new BackoffTicket(grant);
-    this.#waiting.add(ticket);
-    this.#sleep(ticket);
-    return ticket;
+  enqueue(waiter: SlotWaiter): void {
+    waiter._retry = { attempt: 0, controller: new AbortController() };
+    this.#waiting.add(waiter);
+    this.#sleep(waiter, waiter._retry);
   }
 
   /** The sleep before retry number `attempt + 1`, in ms. */
@@ -116,24 +127,35 @@ class BackoffSlotPool implements SlotPool {
     return base * (1 + jitter * (2 * this.random.next() - 1));
   }
 
-  #sleep(ticket: BackoffTicket): void {
-    const ms = this.delayFor(ticket.attempt++);
-    this.clock.sleep(ms, ticket.controller.signal).then(() => {
-      if (!this.#waiting.has(ticket)) return;
+  #sleep(waiter: SlotWaiter, retry: Retry): void {
+    const ms = this.delayFor(retry.attempt++);
+    this.clock.sleep(ms, retry.controller.signal).then(() => {
+      if (waiter._retry !== retry) return;
       if (this.tryAcquire()) {
-        this.#waiting.delete(ticket);
-        ticket.grant();
+        this.#leave(waiter);
+        waiter.slotGranted();
       } else {
-        this.#sleep(ticket);
+        this.#sleep(waiter, retry);
       }
     }, () => {/* withdrawn: the sleep was aborted on purpose */});
   }
 
-  withdraw(ticket: SlotTicket): boolean {
-    const backoffTicket = ticket as BackoffTicket;
-    if (!this.#waiting.delete(backoffTicket)) return false;
-    backoffTicket.controller.abort();
+  withdraw(waiter: SlotWaiter): boolean {
+    if (!this.#waiting.has(waiter)) return false;
+    waiter._retry!.controller.abort();
+    this.#leave(waiter);
     return true;
+  }
+
+  withdrawOwnedBy(owner: object): SlotWaiter[] {
+    const withdrawn = [...this.#waiting].filter((waiter) => waiter.owner === owner);
+    for (const waiter of withdrawn) this.withdraw(waiter);
+    return withdrawn;
+  }
+
+  #leave(waiter: SlotWaiter): void {
+    this.#waiting.delete(waiter);
+    waiter._retry = undefined;
   }
 
   release(): void {
