@@ -161,9 +161,10 @@ export class ProcessRecord extends Cancellation {
     if (this.#onSignalAbort !== undefined) {
       this.#signal!.removeEventListener("abort", this.#onSignalAbort);
     }
-    // The slot goes back (or to the next waiter) before anyone waiting on
-    // this process resumes.
-    core.slots.release();
+    // The owner and the waiters hear first, so that a failure can cancel what
+    // it must (failFast withdraws the scope's queued forks, forkAll stops
+    // feeding) before the freed slot is handed to the next waiter. Nobody
+    // resumes before the release: they all resume in later microtasks.
     this.owner.processStopped(this);
     const first = this.#stopWaiter;
     if (first !== undefined) {
@@ -172,6 +173,7 @@ export class ProcessRecord extends Cancellation {
       first.processStopped(this);
       if (more !== undefined) { for (const waiter of more) waiter.processStopped(this); }
     }
+    core.slots.release();
     if (core.logger.isEnabledFor("debug")) {
       core.logger.debug("process {processId} {status}", {
         processId: this.id,

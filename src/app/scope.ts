@@ -357,8 +357,10 @@ class QueuedFork extends SlotWaiter {
   }
 
   slotGranted(): void {
+    // Start before leaving: the scope must never look idle in between.
+    const record = this.scope.startProcess(this.process, this.options);
     this.#leave();
-    this.resolve(handleFor(this.scope.startProcess(this.process, this.options)));
+    this.resolve(handleFor(record));
   }
 
   /** Called once the pool has let go of this waiter. */
