@@ -45,6 +45,14 @@ export class LinkedQueue<T extends QueueNode> {
     return node;
   }
 
+  *[Symbol.iterator](): Generator<T> {
+    for (let node = this.#head; node !== undefined;) {
+      const next = node._next as T | undefined;
+      yield node;
+      node = next;
+    }
+  }
+
   /** Unlinks and returns every node matching `predicate`, in queue order. O(n). */
   removeWhere(predicate: (node: T) => boolean): T[] {
     const removed: T[] = [];

@@ -39,6 +39,7 @@ export class ProcessRecord extends Cancellation {
   #stopWaiter: StopWaiter | undefined = undefined;
   #moreStopWaiters: StopWaiter[] | undefined = undefined;
   #timer: AbortController | undefined = undefined;
+  #debug = false;
   #signal: AbortSignal | undefined = undefined;
   #onSignalAbort: (() => void) | undefined = undefined;
 
@@ -74,7 +75,9 @@ export class ProcessRecord extends Cancellation {
       (value) => this.#stop(true, value),
       (error) => this.#stop(false, error),
     );
-    if (core.logger.isEnabledFor("debug")) {
+    // Asked once per process: LogTape's check walks the category tree.
+    this.#debug = core.logger.isEnabledFor("debug");
+    if (this.#debug) {
       core.logger.debug("forked process {processId}", { processId: this.id, name: this.name });
     }
   }
@@ -174,7 +177,7 @@ export class ProcessRecord extends Cancellation {
       if (more !== undefined) { for (const waiter of more) waiter.processStopped(this); }
     }
     core.slots.release();
-    if (core.logger.isEnabledFor("debug")) {
+    if (this.#debug) {
       core.logger.debug("process {processId} {status}", {
         processId: this.id,
         name: this.name,

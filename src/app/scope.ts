@@ -38,7 +38,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   readonly #controller = new AbortController();
   #state: "open" | "cancelled" | "closed" = "open";
   #cancelReason: unknown = undefined;
-  readonly #running = new Set<ProcessRecord>();
+  readonly #running = new LinkedQueue<ProcessRecord>();
   /** Rare dependents (forkAll runs, evalLang scripts); hot ones have their own lists. */
   readonly #dependents = new Set<ScopeDependent>();
   readonly resultWaits = new LinkedQueue<ResultWait>();
@@ -258,13 +258,13 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     name = options.name,
   ): ProcessRecord {
     const record = new ProcessRecord(this, this.core.nextProcessId(), name);
-    this.#running.add(record);
+    this.#running.push(record);
     record.start(fn, options, item, withItem);
     return record;
   }
 
   processStopped(record: ProcessRecord): void {
-    this.#running.delete(record);
+    this.#running.remove(record);
     if (record.status === "failed") {
       this.#unobserved.add(record);
       if (this.failFast && this.#failFastError === undefined) {

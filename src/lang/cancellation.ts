@@ -2,8 +2,11 @@
 // created only when somebody asks for the signal: most processes never do,
 // and a fork should not pay for one.
 import type { ProcessCancelledError } from "../errors.ts";
+import { QueueNode } from "../_linked_queue.ts";
 
-export class Cancellation {
+// A QueueNode so that the scope owning a process can keep its running
+// processes in an O(1) intrusive list rather than a hashed Set.
+export class Cancellation extends QueueNode {
   #reason: ProcessCancelledError | undefined = undefined;
   #controller: AbortController | undefined = undefined;
 
