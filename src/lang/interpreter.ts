@@ -11,7 +11,9 @@ import {
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { LogLevel } from "../runtime/observer.ts";
 import type { RandomStream } from "../runtime/random.ts";
-import type { Cancellation } from "./cancellation.ts";
+import { CancelHook, type Cancellation } from "./cancellation.ts";
+import { isTimerClock, startTimer, type Timer, type TimerClock } from "../runtime/clock.ts";
+import type { ProcessCancelledError } from "../errors.ts";
 import type { LangL, SharedVar, Transaction } from "./lang.ts";
 import { BufferedTransaction } from "./_transaction.ts";
 import { VarCell } from "./shared_var.ts";
@@ -22,6 +24,33 @@ const LOG_METHOD: Record<LogLevel, "debug" | "info" | "warn" | "error"> = {
   warning: "warn",
   error: "error",
 };
+
+/** A delay in progress: a timer plus a cancellation hook, no abort listener. */
+class PendingDelay extends CancelHook {
+  readonly #timer: Timer;
+
+  constructor(
+    clock: TimerClock,
+    ms: number,
+    readonly cancellation: Cancellation,
+    readonly resolve: () => void,
+    readonly reject: (reason: unknown) => void,
+  ) {
+    super();
+    this.#timer = clock[startTimer](ms, this);
+    cancellation.addHook(this);
+  }
+
+  timerFired(): void {
+    this.cancellation.removeHook(this);
+    this.resolve();
+  }
+
+  cancelled(reason: ProcessCancelledError): void {
+    this.#timer.cancel();
+    this.reject(reason);
+  }
+}
 
 export class LangInterpreter implements LangL {
   readonly #core: RuntimeCore;
@@ -49,7 +78,12 @@ export class LangInterpreter implements LangL {
       this.#enter("delay");
       requireDuration("delay ms", ms);
       this.#cancellation.throwIfRequested();
-      return this.#core.clock.sleep(ms, this.#cancellation.signal);
+      const clock = this.#core.clock;
+      if (!isTimerClock(clock)) return clock.sleep(ms, this.#cancellation.signal);
+      const cancellation = this.#cancellation;
+      return new Promise((resolve, reject) => {
+        new PendingDelay(clock, ms, cancellation, resolve, reject);
+      });
     } catch (error) {
       return Promise.reject(error);
     }
@@ -197,7 +231,7 @@ export class LangInterpreter implements LangL {
   #enter(op: string): void {
     const observer = this.#core.observer;
     if (observer !== undefined) {
-      observer.trace({ processId: this.processId, op, time: this.#core.clock.now() });
+      observer.trace(this.processId, op, this.#core.clock.now());
     }
   }
 

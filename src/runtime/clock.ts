@@ -25,6 +25,34 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/** Told when a timer is due. */
+export interface TimerTarget {
+  timerFired(): void;
+}
+
+/** A running timer. */
+export interface Timer {
+  /** Calls the timer off; harmless after it fired. */
+  cancel(): void;
+}
+
+/**
+ * The fast path of the clocks procpool ships: a timer without an AbortSignal.
+ * Adding and removing an abort listener per `delay` cost more than the delay
+ * itself; LangL calls this instead and cancels through its own hook list.
+ */
+export const startTimer: unique symbol = Symbol("procpool.startTimer");
+
+/** A clock with the internal fast path. */
+export interface TimerClock extends Clock {
+  [startTimer](ms: number, target: TimerTarget): Timer;
+}
+
+/** Whether `clock` offers the fast path (user-supplied clocks do not). */
+export function isTimerClock(clock: Clock): clock is TimerClock {
+  return startTimer in clock;
+}
+
 /**
  * The system clock: `Date.now()` and `setTimeout`, with the timer cleared when
  * the signal aborts so nothing leaks.
@@ -38,7 +66,11 @@ export interface Clock {
  * await sleeping.catch((e) => console.assert(e.message === "no need to wait"));
  * ```
  */
-export const systemClock: Clock = {
+export const systemClock: TimerClock = {
+  [startTimer](ms: number, target: TimerTarget): Timer {
+    const id = setTimeout(() => target.timerFired(), ms);
+    return { cancel: () => clearTimeout(id) };
+  },
   now(): number {
     return Date.now();
   },

@@ -46,7 +46,12 @@ export type TestRuntimeOptions = Omit<RuntimeOptions, "clock"> & {
 class AutoAdvancingRuntime extends Runtime implements TestRuntime {
   readonly clock: VirtualClock;
   readonly #logs: LogEntry[];
-  readonly #trace: TraceEvent[];
+  // The trace is kept in columns and turned into objects only when read: a
+  // million delays should not keep a million objects alive for the GC.
+  readonly #traceIds: number[];
+  readonly #traceOps: string[];
+  readonly #traceTimes: number[];
+  readonly #trace: TraceEvent[] = [];
   #runningApps = 0;
   #tick: ReturnType<typeof setImmediate> | undefined = undefined;
 
@@ -54,18 +59,24 @@ class AutoAdvancingRuntime extends Runtime implements TestRuntime {
     requireObject("createTestRuntime options", options);
     const clock = new VirtualClock(options.start ?? 0);
     const logs: LogEntry[] = [];
-    const trace: TraceEvent[] = [];
+    const columns = { ids: [] as number[], ops: [] as string[], times: [] as number[] };
     super({
       ...options,
       clock,
       [observerOption]: {
         log: (entry: LogEntry) => logs.push(entry),
-        trace: (event: TraceEvent) => trace.push(event),
+        trace: (processId: number, op: string, time: number) => {
+          columns.ids.push(processId);
+          columns.ops.push(op);
+          columns.times.push(time);
+        },
       },
     } as RuntimeOptions);
     this.clock = clock;
     this.#logs = logs;
-    this.#trace = trace;
+    this.#traceIds = columns.ids;
+    this.#traceOps = columns.ops;
+    this.#traceTimes = columns.times;
   }
 
   get logs(): readonly LogEntry[] {
@@ -73,7 +84,15 @@ class AutoAdvancingRuntime extends Runtime implements TestRuntime {
   }
 
   get trace(): readonly TraceEvent[] {
-    return this.#trace;
+    const trace = this.#trace;
+    for (let i = trace.length; i < this.#traceIds.length; i++) {
+      trace.push({
+        processId: this.#traceIds[i],
+        op: this.#traceOps[i],
+        time: this.#traceTimes[i],
+      });
+    }
+    return trace;
   }
 
   override runApp<T>(body: (app: AppL) => Promise<T>, options?: ScopeOptions): Promise<T> {

@@ -6,20 +6,31 @@
  */
 import { setImmediate } from "node:timers";
 import TinyQueue from "tinyqueue";
-import type { Clock } from "../runtime/clock.ts";
-import { requireDuration, requireNumber, show } from "../_validate.ts";
+import { type Clock, startTimer, type Timer, type TimerTarget } from "../runtime/clock.ts";
+import { requireDuration, requireNumber, requireSignal, show } from "../_validate.ts";
 
-interface Sleeper {
-  readonly deadline: number;
-  readonly seq: number;
-  readonly resolve: () => void;
-  readonly signal: AbortSignal | undefined;
-  onAbort: (() => void) | undefined;
-  done: boolean;
+/** The sleepers due at one instant, in the order they slept. */
+class Bucket {
+  readonly sleepers: Sleeper[] = [];
+  /** Sleepers not yet cancelled. */
+  live = 0;
+  constructor(readonly deadline: number) {}
 }
 
-function earlierFirst(a: Sleeper, b: Sleeper): number {
-  return a.deadline - b.deadline || a.seq - b.seq;
+class Sleeper implements Timer {
+  done = false;
+  constructor(
+    readonly target: TimerTarget,
+    readonly bucket: Bucket,
+    readonly clock: VirtualClock,
+  ) {}
+
+  cancel(): void {
+    if (this.done) return;
+    this.done = true;
+    this.bucket.live--;
+    forgetSleeper(this.clock);
+  }
 }
 
 /** One macrotask turn: everything already queued as a microtask has run. */
@@ -29,6 +40,7 @@ export function nextTurn(): Promise<void> {
 
 /** Fires the sleepers at the earliest deadline; false if none. Internal. */
 export let fireEarliest: (clock: VirtualClock) => boolean;
+let forgetSleeper: (clock: VirtualClock) => void;
 
 /**
  * A virtual clock. `sleep` registers a sleeper; `advance` moves time forward
@@ -48,12 +60,15 @@ export let fireEarliest: (clock: VirtualClock) => boolean;
  */
 export class VirtualClock implements Clock {
   #now: number;
-  #seq = 0;
   #pending = 0;
-  readonly #sleepers = new TinyQueue<Sleeper>([], earlierFirst);
+  // Many sleepers share an instant (processes stepping in lockstep), so the
+  // heap holds distinct deadlines and each bucket keeps its sleepers in order.
+  readonly #buckets = new Map<number, Bucket>();
+  readonly #deadlines = new TinyQueue<number>();
 
   static {
     fireEarliest = (clock) => clock.#fireEarliest();
+    forgetSleeper = (clock) => clock.#pending--;
   }
 
   /** Creates a clock reading `start` (default 0) milliseconds. */
@@ -79,30 +94,48 @@ export class VirtualClock implements Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     try {
       requireDuration("sleep ms", ms);
+      if (signal !== undefined) requireSignal("sleep signal", signal);
     } catch (error) {
       return Promise.reject(error);
     }
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<void>((resolve, reject) => {
-      const sleeper: Sleeper = {
-        deadline: this.#now + ms,
-        seq: this.#seq++,
-        resolve,
-        signal,
-        onAbort: undefined,
-        done: false,
-      };
-      if (signal !== undefined) {
-        sleeper.onAbort = () => {
-          sleeper.done = true;
-          this.#pending--;
-          reject(signal.reason);
-        };
-        signal.addEventListener("abort", sleeper.onAbort, { once: true });
+      if (signal === undefined) {
+        this[startTimer](ms, { timerFired: resolve });
+        return;
       }
-      this.#sleepers.push(sleeper);
-      this.#pending++;
+      const onAbort = () => {
+        timer.cancel();
+        reject(signal.reason);
+      };
+      const timer = this[startTimer](ms, {
+        timerFired() {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        },
+      });
+      signal.addEventListener("abort", onAbort, { once: true });
     });
+  }
+
+  /**
+   * The fast path LangL's `delay` uses: a timer with no AbortSignal.
+   *
+   * @ignore
+   */
+  [startTimer](ms: number, target: TimerTarget): Timer {
+    const deadline = this.#now + ms;
+    let bucket = this.#buckets.get(deadline);
+    if (bucket === undefined) {
+      bucket = new Bucket(deadline);
+      this.#buckets.set(deadline, bucket);
+      this.#deadlines.push(deadline);
+    }
+    const sleeper = new Sleeper(target, bucket, this);
+    bucket.sleepers.push(sleeper);
+    bucket.live++;
+    this.#pending++;
+    return sleeper;
   }
 
   /**
@@ -112,36 +145,37 @@ export class VirtualClock implements Clock {
   async advance(ms: number): Promise<void> {
     requireDuration("advance ms", ms);
     const target = this.#now + ms;
-    while (this.#dropAborted() !== undefined && this.#sleepers.peek()!.deadline <= target) {
+    for (let next = this.#earliest(); next !== undefined && next.deadline <= target;) {
       this.#fireEarliest();
       await nextTurn();
+      next = this.#earliest();
     }
     if (target > this.#now) this.#now = target;
   }
 
-  #dropAborted(): Sleeper | undefined {
-    let first = this.#sleepers.peek();
-    while (first !== undefined && first.done) {
-      this.#sleepers.pop();
-      first = this.#sleepers.peek();
+  /** The earliest bucket with a live sleeper; drops emptied ones on the way. */
+  #earliest(): Bucket | undefined {
+    for (let deadline = this.#deadlines.peek(); deadline !== undefined;) {
+      const bucket = this.#buckets.get(deadline)!;
+      if (bucket.live > 0) return bucket;
+      this.#deadlines.pop();
+      this.#buckets.delete(deadline);
+      deadline = this.#deadlines.peek();
     }
-    return first;
+    return undefined;
   }
 
   #fireEarliest(): boolean {
-    const first = this.#dropAborted();
-    if (first === undefined) return false;
-    const deadline = first.deadline;
-    if (deadline > this.#now) this.#now = deadline;
-    while (this.#sleepers.length > 0 && this.#sleepers.peek()!.deadline === deadline) {
-      const sleeper = this.#sleepers.pop()!;
+    const bucket = this.#earliest();
+    if (bucket === undefined) return false;
+    this.#deadlines.pop();
+    this.#buckets.delete(bucket.deadline);
+    if (bucket.deadline > this.#now) this.#now = bucket.deadline;
+    for (const sleeper of bucket.sleepers) {
       if (sleeper.done) continue;
       sleeper.done = true;
       this.#pending--;
-      if (sleeper.onAbort !== undefined) {
-        sleeper.signal!.removeEventListener("abort", sleeper.onAbort);
-      }
-      sleeper.resolve();
+      sleeper.target.timerFired();
     }
     return true;
   }

@@ -1,0 +1,124 @@
+// procpool against its peers, every figure from one run, each measurement in
+// a fresh `deno run`. Markdown goes to stdout (paste it into BENCHMARKS.md),
+// progress to stderr.
+//
+//   deno task bench:peers [--only=throughput,memory,latency,virtual] [--n=200000]
+//     [--memory-n=1000000] [--waiters=1000] [--processes=10000] [--delays=100]
+import { FORK_ALL, FORK_AWAIT, latency, memory, throughput, virtual } from "./_sections.ts";
+import { fmt, intArg, ratio } from "./_shared.ts";
+
+const SECTIONS = ["throughput", "memory", "latency", "virtual"] as const;
+type Section = typeof SECTIONS[number];
+
+function option(name: string): string | undefined {
+  const prefix = `--${name}=`;
+  return Deno.args.find((arg) => arg.startsWith(prefix))?.slice(prefix.length);
+}
+
+const unknown = Deno.args.filter((arg) =>
+  !/^--(only|n|memory-n|waiters|processes|delays)=/.test(arg)
+);
+if (unknown.length > 0) {
+  console.error(`unknown arguments: ${unknown.join(" ")} (see the header of bench/peers.ts)`);
+  Deno.exit(2);
+}
+const only = (option("only")?.split(",") ?? [...SECTIONS]) as Section[];
+for (const section of only) {
+  if (!SECTIONS.includes(section)) {
+    console.error(`unknown section ${section}; one of ${SECTIONS.join(", ")}`);
+    Deno.exit(2);
+  }
+}
+const n = intArg(option("n"), 200_000);
+const memoryN = intArg(option("memory-n"), 1_000_000);
+const waiters = intArg(option("waiters"), 1_000);
+const processes = intArg(option("processes"), 10_000);
+const delays = intArg(option("delays"), 100);
+const CONCURRENCY = 8;
+
+/** A command's stdout, or undefined if it could not run. */
+async function stdoutOf(command: string, ...args: string[]): Promise<string | undefined> {
+  try {
+    const out = await new Deno.Command(command, { args, stderr: "null" }).output();
+    return out.success ? new TextDecoder().decode(out.stdout).trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function machine(): Promise<string> {
+  // Deno wants --allow-all to read /proc/cpuinfo directly; cat needs only --allow-run.
+  const info = await stdoutOf("cat", "/proc/cpuinfo") ?? "";
+  const cpu = /^model name\s*:\s*(.+)$/m.exec(info)?.[1] ?? "unknown CPU";
+  const cores = await stdoutOf("nproc") ?? String(navigator.hardwareConcurrency);
+  const { deno, v8, typescript } = Deno.version;
+  return [
+    `- procpool: ${await revision()}`,
+    `- date: ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC`,
+    `- CPU: ${cpu}; nproc ${cores}; ${Deno.build.target}`,
+    `- Deno ${deno}, V8 ${v8}, TypeScript ${typescript}`,
+  ].join("\n");
+}
+
+/** The commit measured, and whether the library's sources differ from it. */
+async function revision(): Promise<string> {
+  const repo = new URL("..", import.meta.url).pathname;
+  const head = await stdoutOf("git", "-C", repo, "rev-parse", "--short", "HEAD");
+  if (head === undefined) return "unknown revision";
+  const dirty = await stdoutOf("git", "-C", repo, "status", "--porcelain", "--", "src", "mod.ts");
+  return dirty ? `${head} + uncommitted changes in src/ or mod.ts` : head;
+}
+
+const started = performance.now();
+console.log(`## Machine\n\n${await machine()}\n`);
+
+const targets: string[] = [];
+function target(label: string, pass: boolean | undefined, detail: string): void {
+  const verdict = pass === undefined ? "SKIP" : pass ? "PASS" : "FAIL";
+  targets.push(`- **${verdict}** ${label}: ${detail}`);
+}
+
+if (only.includes("throughput")) {
+  const t = await throughput(n, CONCURRENCY);
+  console.log(`## Throughput: ${fmt(n)} tiny tasks, concurrency ${CONCURRENCY}\n\n${t.markdown}\n`);
+  const forkAwait = t.rate[FORK_AWAIT] / t.rate["p-limit"];
+  target("fork+await (fifo) ≥ 1.5× p-limit throughput", forkAwait >= 1.5, ratio(forkAwait));
+  const forkAll = t.rate[FORK_ALL] / t.rate["ref: worker loop"];
+  target("forkAll ≥ 0.8× the 8-worker loop", forkAll >= 0.8, ratio(forkAll));
+} else {
+  target("fork+await (fifo) ≥ 1.5× p-limit throughput", undefined, "not run");
+  target("forkAll ≥ 0.8× the 8-worker loop", undefined, "not run");
+}
+
+if (only.includes("memory")) {
+  const m = await memory(memoryN);
+  console.log(`## Memory: ${fmt(memoryN)} queued tasks\n\n${m.markdown}\n`);
+  const bytes = m.aboveFloor["procpool forkProcess"];
+  target(
+    "memory per queued fork ≤ 0.35 KB above the floor",
+    bytes <= 0.35 * 1024,
+    `${fmt(bytes)} B (${(bytes / 1024).toFixed(3)} KB; p-limit ${fmt(m.aboveFloor["p-limit"])} B)`,
+  );
+} else {
+  target("memory per queued fork ≤ 0.35 KB above the floor", undefined, "not run");
+}
+
+if (only.includes("latency")) {
+  const table = await latency(waiters, CONCURRENCY);
+  console.log(`## Hand-off latency and idle CPU (system clock)\n\n${table}\n`);
+}
+
+if (only.includes("virtual")) {
+  const v = await virtual(processes, delays);
+  console.log(`## Virtual clock\n\n${v.markdown}\n`);
+  target(
+    "≥ 1,000,000 virtual delay events/s",
+    v.eventsPerSecond >= 1_000_000,
+    `${fmt(v.eventsPerSecond)} events/s`,
+  );
+} else {
+  target("≥ 1,000,000 virtual delay events/s", undefined, "not run");
+}
+
+console.log(`## Targets\n\n${targets.join("\n")}\n`);
+console.error(`… done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
