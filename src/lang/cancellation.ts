@@ -2,14 +2,14 @@
 // created only when somebody asks for the signal: most processes never do,
 // and a fork should not pay for one.
 import type { ProcessCancelledError } from "../errors.ts";
-import { LinkedQueue, QueueNode } from "../_linked_queue.ts";
+import { QueueNode } from "../_linked_queue.ts";
 
 /**
- * Something pending that a cancellation must call off at once (a delay). A
- * list of these is much cheaper than an abort listener per operation.
+ * Something pending that a cancellation must call off at once (a delay).
+ * Cheaper than an abort listener per operation.
  */
-export abstract class CancelHook extends QueueNode {
-  abstract cancelled(reason: ProcessCancelledError): void;
+export interface CancelHook {
+  cancelled(reason: ProcessCancelledError): void;
 }
 
 // A QueueNode so that the scope owning a process can keep its running
@@ -17,7 +17,9 @@ export abstract class CancelHook extends QueueNode {
 export class Cancellation extends QueueNode {
   #reason: ProcessCancelledError | undefined = undefined;
   #controller: AbortController | undefined = undefined;
-  #hooks: LinkedQueue<CancelHook> | undefined = undefined;
+  // A process usually has at most one pending delay: one slot, then a Set.
+  #hook: CancelHook | undefined = undefined;
+  #moreHooks: Set<CancelHook> | undefined = undefined;
 
   get requested(): boolean {
     return this.#reason !== undefined;
@@ -41,22 +43,23 @@ export class Cancellation extends QueueNode {
     if (this.#reason !== undefined) return false;
     this.#reason = reason;
     this.#controller?.abort(reason);
-    const hooks = this.#hooks;
-    if (hooks !== undefined) {
-      for (let hook = hooks.shift(); hook !== undefined; hook = hooks.shift()) {
-        hook.cancelled(reason);
-      }
-    }
+    const hook = this.#hook;
+    const more = this.#moreHooks;
+    this.#hook = this.#moreHooks = undefined;
+    hook?.cancelled(reason);
+    if (more !== undefined) { for (const other of more) other.cancelled(reason); }
     return true;
   }
 
   /** Calls `hook.cancelled` on cancellation, unless removed first. */
   addHook(hook: CancelHook): void {
-    (this.#hooks ??= new LinkedQueue()).push(hook);
+    if (this.#hook === undefined) this.#hook = hook;
+    else (this.#moreHooks ??= new Set()).add(hook);
   }
 
   removeHook(hook: CancelHook): void {
-    this.#hooks?.remove(hook);
+    if (this.#hook === hook) this.#hook = undefined;
+    else this.#moreHooks?.delete(hook);
   }
 
   throwIfRequested(): void {

@@ -11,8 +11,14 @@ import {
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { LogLevel } from "../runtime/observer.ts";
 import type { RandomStream } from "../runtime/random.ts";
-import { CancelHook, type Cancellation } from "./cancellation.ts";
-import { isTimerClock, startTimer, type Timer, type TimerClock } from "../runtime/clock.ts";
+import type { Cancellation, CancelHook } from "./cancellation.ts";
+import {
+  isTimerClock,
+  startTimer,
+  stopTimer,
+  type TimerClock,
+  TimerEntry,
+} from "../runtime/clock.ts";
 import type { ProcessCancelledError } from "../errors.ts";
 import type { LangL, SharedVar, Transaction } from "./lang.ts";
 import { BufferedTransaction } from "./_transaction.ts";
@@ -26,19 +32,14 @@ const LOG_METHOD: Record<LogLevel, "debug" | "info" | "warn" | "error"> = {
 };
 
 /** A delay in progress: a timer plus a cancellation hook, no abort listener. */
-class PendingDelay extends CancelHook {
-  readonly #timer: Timer;
-
+class PendingDelay extends TimerEntry implements CancelHook {
   constructor(
-    clock: TimerClock,
-    ms: number,
+    readonly clock: TimerClock,
     readonly cancellation: Cancellation,
     readonly resolve: () => void,
     readonly reject: (reason: unknown) => void,
   ) {
     super();
-    this.#timer = clock[startTimer](ms, this);
-    cancellation.addHook(this);
   }
 
   timerFired(): void {
@@ -47,7 +48,7 @@ class PendingDelay extends CancelHook {
   }
 
   cancelled(reason: ProcessCancelledError): void {
-    this.#timer.cancel();
+    this.clock[stopTimer](this);
     this.reject(reason);
   }
 }
@@ -82,7 +83,9 @@ export class LangInterpreter implements LangL {
       if (!isTimerClock(clock)) return clock.sleep(ms, this.#cancellation.signal);
       const cancellation = this.#cancellation;
       return new Promise((resolve, reject) => {
-        new PendingDelay(clock, ms, cancellation, resolve, reject);
+        const pending = new PendingDelay(clock, cancellation, resolve, reject);
+        clock[startTimer](ms, pending);
+        cancellation.addHook(pending);
       });
     } catch (error) {
       return Promise.reject(error);

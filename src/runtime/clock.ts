@@ -25,32 +25,35 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-/** Told when a timer is due. */
-export interface TimerTarget {
-  timerFired(): void;
-}
-
-/** A running timer. */
-export interface Timer {
-  /** Calls the timer off; harmless after it fired. */
-  cancel(): void;
-}
-
 /**
- * The fast path of the clocks procpool ships: a timer without an AbortSignal.
- * Adding and removing an abort listener per `delay` cost more than the delay
- * itself; LangL calls this instead and cancels through its own hook list.
+ * A timer the clocks procpool ships can run without an AbortSignal. Adding
+ * and removing an abort listener per `delay` cost more than the delay itself;
+ * LangL stops its timers through its own cancellation hooks instead.
  */
-export const startTimer: unique symbol = Symbol("procpool.startTimer");
-
-/** A clock with the internal fast path. */
-export interface TimerClock extends Clock {
-  [startTimer](ms: number, target: TimerTarget): Timer;
+export abstract class TimerEntry {
+  /** The clock's bookkeeping while the timer runs (a timeout id, a bucket). */
+  _clockState: unknown = undefined;
+  /** Runs once when the timer is due (not after `stopTimer`). */
+  abstract timerFired(): void;
 }
 
-/** Whether `clock` offers the fast path (user-supplied clocks do not). */
+export const startTimer: unique symbol = Symbol("procpool.startTimer");
+export const stopTimer: unique symbol = Symbol("procpool.stopTimer");
+
+/** A clock with the fast path (user-supplied clocks do not have it). */
+export interface TimerClock extends Clock {
+  [startTimer](ms: number, entry: TimerEntry): void;
+  /** Stops a running timer; harmless after it fired. */
+  [stopTimer](entry: TimerEntry): void;
+}
+
 export function isTimerClock(clock: Clock): clock is TimerClock {
   return startTimer in clock;
+}
+
+function fireEntry(entry: TimerEntry): void {
+  entry._clockState = undefined;
+  entry.timerFired();
 }
 
 /**
@@ -67,9 +70,12 @@ export function isTimerClock(clock: Clock): clock is TimerClock {
  * ```
  */
 export const systemClock: TimerClock = {
-  [startTimer](ms: number, target: TimerTarget): Timer {
-    const id = setTimeout(() => target.timerFired(), ms);
-    return { cancel: () => clearTimeout(id) };
+  [startTimer](ms: number, entry: TimerEntry): void {
+    entry._clockState = setTimeout(fireEntry, ms, entry);
+  },
+  [stopTimer](entry: TimerEntry): void {
+    if (entry._clockState !== undefined) clearTimeout(entry._clockState as number);
+    entry._clockState = undefined;
   },
   now(): number {
     return Date.now();

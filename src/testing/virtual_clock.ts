@@ -6,30 +6,27 @@
  */
 import { setImmediate } from "node:timers";
 import TinyQueue from "tinyqueue";
-import { type Clock, startTimer, type Timer, type TimerTarget } from "../runtime/clock.ts";
+import { type Clock, startTimer, stopTimer, TimerEntry } from "../runtime/clock.ts";
 import { requireDuration, requireNumber, requireSignal, show } from "../_validate.ts";
 
-/** The sleepers due at one instant, in the order they slept. */
+/** The timers due at one instant, in the order they were started. */
 class Bucket {
-  readonly sleepers: Sleeper[] = [];
-  /** Sleepers not yet cancelled. */
+  readonly entries: TimerEntry[] = [];
+  /** Entries not yet stopped. */
   live = 0;
   constructor(readonly deadline: number) {}
 }
 
-class Sleeper implements Timer {
-  done = false;
-  constructor(
-    readonly target: TimerTarget,
-    readonly bucket: Bucket,
-    readonly clock: VirtualClock,
-  ) {}
+/** What `sleep` puts on the clock. */
+class Sleep extends TimerEntry {
+  onAbort: (() => void) | undefined = undefined;
+  constructor(readonly resolve: () => void, readonly signal: AbortSignal | undefined) {
+    super();
+  }
 
-  cancel(): void {
-    if (this.done) return;
-    this.done = true;
-    this.bucket.live--;
-    forgetSleeper(this.clock);
+  timerFired(): void {
+    if (this.onAbort !== undefined) this.signal!.removeEventListener("abort", this.onAbort);
+    this.resolve();
   }
 }
 
@@ -40,7 +37,6 @@ export function nextTurn(): Promise<void> {
 
 /** Fires the sleepers at the earliest deadline; false if none. Internal. */
 export let fireEarliest: (clock: VirtualClock) => boolean;
-let forgetSleeper: (clock: VirtualClock) => void;
 
 /**
  * A virtual clock. `sleep` registers a sleeper; `advance` moves time forward
@@ -68,7 +64,6 @@ export class VirtualClock implements Clock {
 
   static {
     fireEarliest = (clock) => clock.#fireEarliest();
-    forgetSleeper = (clock) => clock.#pending--;
   }
 
   /** Creates a clock reading `start` (default 0) milliseconds. */
@@ -100,21 +95,15 @@ export class VirtualClock implements Clock {
     }
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<void>((resolve, reject) => {
-      if (signal === undefined) {
-        this[startTimer](ms, { timerFired: resolve });
-        return;
+      const sleep = new Sleep(resolve, signal);
+      this[startTimer](ms, sleep);
+      if (signal !== undefined) {
+        sleep.onAbort = () => {
+          this[stopTimer](sleep);
+          reject(signal.reason);
+        };
+        signal.addEventListener("abort", sleep.onAbort, { once: true });
       }
-      const onAbort = () => {
-        timer.cancel();
-        reject(signal.reason);
-      };
-      const timer = this[startTimer](ms, {
-        timerFired() {
-          signal.removeEventListener("abort", onAbort);
-          resolve();
-        },
-      });
-      signal.addEventListener("abort", onAbort, { once: true });
     });
   }
 
@@ -123,7 +112,7 @@ export class VirtualClock implements Clock {
    *
    * @ignore
    */
-  [startTimer](ms: number, target: TimerTarget): Timer {
+  [startTimer](ms: number, entry: TimerEntry): void {
     const deadline = this.#now + ms;
     let bucket = this.#buckets.get(deadline);
     if (bucket === undefined) {
@@ -131,11 +120,23 @@ export class VirtualClock implements Clock {
       this.#buckets.set(deadline, bucket);
       this.#deadlines.push(deadline);
     }
-    const sleeper = new Sleeper(target, bucket, this);
-    bucket.sleepers.push(sleeper);
+    bucket.entries.push(entry);
     bucket.live++;
     this.#pending++;
-    return sleeper;
+    entry._clockState = bucket;
+  }
+
+  /**
+   * Stops a timer started with the fast path.
+   *
+   * @ignore
+   */
+  [stopTimer](entry: TimerEntry): void {
+    const bucket = entry._clockState;
+    if (!(bucket instanceof Bucket)) return;
+    entry._clockState = undefined;
+    bucket.live--;
+    this.#pending--;
   }
 
   /**
@@ -171,11 +172,12 @@ export class VirtualClock implements Clock {
     this.#deadlines.pop();
     this.#buckets.delete(bucket.deadline);
     if (bucket.deadline > this.#now) this.#now = bucket.deadline;
-    for (const sleeper of bucket.sleepers) {
-      if (sleeper.done) continue;
-      sleeper.done = true;
+    for (const entry of bucket.entries) {
+      // An entry stopped (or restarted elsewhere) no longer points here.
+      if (entry._clockState !== bucket) continue;
+      entry._clockState = undefined;
       this.#pending--;
-      sleeper.target.timerFired();
+      entry.timerFired();
     }
     return true;
   }
