@@ -237,3 +237,35 @@ Deno.test("the fork signal cancels the process once it runs", async () => {
   });
   assertEquals(runtime.stats().active, 0);
 });
+
+Deno.test("a cancel that arrives after the process threw does not hide its failure", async (t) => {
+  await using runtime = createTestRuntime({ maxProcesses: 2, seed: 1 });
+  await t.step("a handle cancelled after the throw", async () => {
+    const boom = new Error("already thrown");
+    await runtime.runApp(async (app) => {
+      // tryForkProcess hands the handle back before procpool has seen the throw.
+      const handle = app.tryForkProcess(() => {
+        throw boom;
+      })!;
+      handle.cancel("too late");
+      const error = await app.awaitResult(handle).catch((e) => e);
+      assertInstanceOf(error, ProcessFailedError);
+      assertStrictEquals(error.cause, boom);
+      assertEquals(handle.status, "failed");
+    });
+  });
+  await t.step("forkAll: the second failure is not passed off as a cancellation", async () => {
+    const before = runtime.stats();
+    const error = await runtime.runApp(async (app) => {
+      await app.forkAll([1, 2], (i) => {
+        throw new Error(`item ${i}`);
+      }).catch(() => {});
+      return "the body handled forkAll's rejection";
+    }).catch((e) => e);
+    // forkAll reported item 1; item 2's failure nobody saw, so the scope reports it.
+    assertInstanceOf(error, ProcessFailedError);
+    assertEquals((error.cause as Error).message, "item 2");
+    assertEquals(runtime.stats().failed - before.failed, 2);
+    assertEquals(runtime.stats().cancelled - before.cancelled, 0);
+  });
+});

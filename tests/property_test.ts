@@ -7,18 +7,10 @@ import { assert, assertEquals } from "@std/assert";
 import { setImmediate } from "node:timers";
 import { backoff, fifo, Runtime } from "../mod.ts";
 import { VirtualClock } from "../testing.ts";
-import {
-  ACCOUNTS,
-  type Program,
-  programArb,
-  runBody,
-  ScopeModel,
-  SIGNALS,
-  statusOf,
-  verifyScope,
-  violate,
-  type World,
-} from "./_program.ts";
+import { ACCOUNTS, type Program, programArb, SIGNALS } from "./_program_gen.ts";
+import { ScopeModel, violate, type World } from "./_program_world.ts";
+import { statusOf, verifyScope } from "./_program_check.ts";
+import { runBody } from "./_program_run.ts";
 
 const RUNS = Number(Deno.env.get("PROCPOOL_RUNS") ?? 400);
 

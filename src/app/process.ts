@@ -40,6 +40,7 @@ export class ProcessRecord extends Cancellation {
   #moreStopWaiters: StopWaiter[] | undefined = undefined;
   #timer: AbortController | undefined = undefined;
   #debug = false;
+  #cancelSeen = false;
   #signal: AbortSignal | undefined = undefined;
   #onSignalAbort: (() => void) | undefined = undefined;
 
@@ -87,7 +88,7 @@ export class ProcessRecord extends Cancellation {
     const label = this.name === undefined
       ? `process ${this.id}`
       : `process ${this.id} (${this.name})`;
-    this.request(new ProcessCancelledError(`${label} was cancelled`, { cause: reason }));
+    this.#requestCancel(new ProcessCancelledError(`${label} was cancelled`, { cause: reason }));
   }
 
   /** Tells `waiter` when the process stops; call only while running. */
@@ -127,10 +128,25 @@ export class ProcessRecord extends Cancellation {
     }
   }
 
+  /**
+   * The process's outcome is seen one microtask after it settles, so a cancel
+   * can land in between: a process that had already thrown would then be
+   * counted cancelled and its error lost. The request takes effect for the
+   * status only from the next microtask; a settlement queued before it (one
+   * that happened before the request) is judged without it.
+   */
+  #requestCancel(error: ProcessCancelledError): boolean {
+    if (this.requested) return false;
+    // Queued before the request runs its hooks, so that a rejection those
+    // hooks cause settles after it.
+    queueMicrotask(() => this.#cancelSeen = true);
+    return this.request(error);
+  }
+
   #armTimeout(timeoutMs: number): void {
     const timer = this.#timer = new AbortController();
     this.core.clock.sleep(timeoutMs, timer.signal).then(
-      () => this.status === "running" && this.request(new ProcessTimeoutError(timeoutMs)),
+      () => this.status === "running" && this.#requestCancel(new ProcessTimeoutError(timeoutMs)),
       noop,
     );
   }
@@ -151,7 +167,7 @@ export class ProcessRecord extends Cancellation {
       this.status = "succeeded";
       this.value = outcome;
       core.succeeded++;
-    } else if (this.requested) {
+    } else if (this.#cancelSeen) {
       this.status = "cancelled";
       this.error = this.reason;
       core.cancelled++;

@@ -1,38 +1,30 @@
 // The AppL interpreter. A Scope owns the processes it forks, the forks still
 // waiting for a slot, its inline scripts and its child scopes; it ends only
 // when all of them have, and it never loses a failure.
-import { AwaitTimeoutError, ProcessCancelledError, ScopeClosedError } from "../errors.ts";
-import { Cancellation } from "../lang/cancellation.ts";
-import { LangInterpreter } from "../lang/interpreter.ts";
+import { ScopeClosedError } from "../errors.ts";
 import type { LangL, Process, SharedVar } from "../lang/lang.ts";
 import { VarCell } from "../lang/shared_var.ts";
 import { requireFunction, show } from "../_validate.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { AppL, AwaitOptions, ForkOptions, ProcessHandle, ScopeOptions } from "./app.ts";
-import { LinkedQueue, QueueNode } from "../_linked_queue.ts";
-import { SlotWaiter } from "../runtime/slot_pool.ts";
+import { LinkedQueue } from "../_linked_queue.ts";
+import { QueuedFork } from "./_queued_fork.ts";
+import { ResultWait } from "./_result_wait.ts";
 import { ForkAllRun, type ForkHost } from "./fork_all.ts";
-import { refuseInsideScript, runAsScript } from "./_guard.ts";
+import { refuseInsideScript } from "./_guard.ts";
+import { runInline } from "./_eval_lang.ts";
 import {
   checkAwaitOptions,
   type CheckedForkOptions,
   checkForkOptions,
   checkScopeOptions,
 } from "./_options.ts";
-import {
-  handleFor,
-  type ProcessOwner,
-  ProcessRecord,
-  recordOf,
-  type StopWaiter,
-} from "./process.ts";
+import { handleFor, type ProcessOwner, ProcessRecord, recordOf } from "./process.ts";
 
 /** Something in a scope that must react when the scope is cancelled. */
 export interface ScopeDependent {
   scopeCancelled(reason: unknown): void;
 }
-
-const noop = () => {};
 
 export class Scope implements AppL, ProcessOwner, ForkHost {
   readonly #controller = new AbortController();
@@ -74,19 +66,21 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     if (!this.#isIdle()) await new Promise<void>((resolve) => this.#onIdle = resolve);
     this.#state = "closed";
     if (this.parent !== undefined) this.parent.#childEnded(this);
-    if (this.#failFastError !== undefined) throw this.#failFastError;
     const unobserved = [...this.#unobserved].map((record) => record.error!);
     this.#unobserved.clear();
-    if (bodyThrew) {
+    // The scope reports one error; any other failure is logged, never dropped.
+    const reported = this.#failFastError ?? (bodyThrew ? bodyError : undefined);
+    if (this.#failFastError !== undefined || bodyThrew) {
       for (const error of unobserved) {
         this.core.logger.error(
-          "an unobserved process failure was dropped because the scope body threw: {error}",
+          "a process failure was not reported because the scope failed: {error}",
           {
             error,
+            reported,
           },
         );
       }
-      throw bodyError;
+      throw reported;
     }
     if (unobserved.length === 1) throw unobserved[0];
     if (unobserved.length > 1) {
@@ -204,28 +198,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     try {
       this.#enter("evalLang");
       requireFunction("evalLang script", script);
-      const cancellation = new Cancellation();
-      const dependent: ScopeDependent = {
-        scopeCancelled: (reason) =>
-          cancellation.request(
-            new ProcessCancelledError("an evalLang script was cancelled with its scope", {
-              cause: reason,
-            }),
-          ),
-      };
-      this.addDependent(dependent);
-      this.workStarted();
-      const lang = new LangInterpreter(this.core, 0, undefined, cancellation);
-      let result: T | Promise<T>;
-      try {
-        result = runAsScript(script, lang);
-      } catch (error) {
-        result = Promise.reject(error);
-      }
-      return Promise.resolve(result).finally(() => {
-        this.removeDependent(dependent);
-        this.workEnded();
-      });
+      return runInline(this, script);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -330,99 +303,5 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   #childEnded(child: Scope): void {
     this.#children.delete(child);
     this.#checkIdle();
-  }
-}
-
-/** A forkProcess call waiting for a slot. It is its own queue entry. */
-class QueuedFork extends SlotWaiter {
-  readonly #onAbort: (() => void) | undefined = undefined;
-
-  constructor(
-    readonly scope: Scope,
-    readonly process: (lang: LangL) => unknown,
-    readonly options: CheckedForkOptions,
-    readonly resolve: (handle: ProcessHandle<never>) => void,
-    readonly reject: (reason: unknown) => void,
-  ) {
-    super(scope);
-    scope.core.slots.enqueue(this);
-    scope.workStarted();
-    const signal = options.signal;
-    if (signal !== undefined) {
-      this.#onAbort = () => {
-        if (scope.core.slots.withdraw(this)) this.withdrawn(signal.reason);
-      };
-      signal.addEventListener("abort", this.#onAbort, { once: true });
-    }
-  }
-
-  slotGranted(): void {
-    // Start before leaving: the scope must never look idle in between.
-    const record = this.scope.startProcess(this.process, this.options);
-    this.#leave();
-    this.resolve(handleFor(record));
-  }
-
-  /** Called once the pool has let go of this waiter. */
-  withdrawn(reason: unknown): void {
-    this.#leave();
-    this.reject(reason);
-  }
-
-  #leave(): void {
-    if (this.#onAbort !== undefined) {
-      this.options.signal!.removeEventListener("abort", this.#onAbort);
-    }
-    this.scope.workEnded();
-  }
-}
-
-/** An awaitResult call waiting for a running process. */
-class ResultWait extends QueueNode implements StopWaiter {
-  #timer: AbortController | undefined = undefined;
-  #onAbort: (() => void) | undefined = undefined;
-
-  constructor(
-    readonly scope: Scope,
-    readonly record: ProcessRecord,
-    readonly options: AwaitOptions,
-    readonly resolve: (value: unknown) => void,
-    readonly reject: (reason: unknown) => void,
-  ) {
-    super();
-    scope.resultWaits.push(this);
-    record.addStopWaiter(this);
-    const { signal, timeoutMs } = options;
-    if (timeoutMs !== undefined) {
-      const timer = this.#timer = new AbortController();
-      scope.core.clock.sleep(timeoutMs, timer.signal).then(
-        () => this.giveUp(new AwaitTimeoutError(record.id, timeoutMs)),
-        noop,
-      );
-    }
-    if (signal !== undefined) {
-      this.#onAbort = () => this.giveUp(signal.reason);
-      signal.addEventListener("abort", this.#onAbort, { once: true });
-    }
-  }
-
-  processStopped(record: ProcessRecord): void {
-    if (this.#leave()) record.deliver(this.resolve, this.reject);
-  }
-
-  giveUp(reason: unknown): void {
-    if (!this.#leave()) return;
-    this.record.removeStopWaiter(this);
-    this.reject(reason);
-  }
-
-  /** Stops every listener; false if the wait had already ended. */
-  #leave(): boolean {
-    if (!this.scope.resultWaits.remove(this)) return false;
-    this.#timer?.abort();
-    if (this.#onAbort !== undefined) {
-      this.options.signal!.removeEventListener("abort", this.#onAbort);
-    }
-    return true;
   }
 }

@@ -11,7 +11,7 @@ import {
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { LogLevel } from "../runtime/observer.ts";
 import type { RandomStream } from "../runtime/random.ts";
-import type { Cancellation, CancelHook } from "./cancellation.ts";
+import type { CancelHook, Cancellation } from "./cancellation.ts";
 import {
   isTimerClock,
   startTimer,

@@ -1,0 +1,34 @@
+// evalLang: a LangL script run inline, in the caller's scope, without a slot.
+// It is still LangL code (process id 0, no AppL) and is cancelled with its
+// scope, which waits for it like for any other work.
+import { ProcessCancelledError } from "../errors.ts";
+import { Cancellation } from "../lang/cancellation.ts";
+import { LangInterpreter } from "../lang/interpreter.ts";
+import type { Process } from "../lang/lang.ts";
+import { runAsScript } from "./_guard.ts";
+import type { Scope, ScopeDependent } from "./scope.ts";
+
+export function runInline<T>(scope: Scope, script: Process<T>): Promise<T> {
+  const cancellation = new Cancellation();
+  const dependent: ScopeDependent = {
+    scopeCancelled: (reason) =>
+      cancellation.request(
+        new ProcessCancelledError("an evalLang script was cancelled with its scope", {
+          cause: reason,
+        }),
+      ),
+  };
+  scope.addDependent(dependent);
+  scope.workStarted();
+  const lang = new LangInterpreter(scope.core, 0, undefined, cancellation);
+  let result: T | Promise<T>;
+  try {
+    result = runAsScript(script, lang);
+  } catch (error) {
+    result = Promise.reject(error);
+  }
+  return Promise.resolve(result).finally(() => {
+    scope.removeDependent(dependent);
+    scope.workEnded();
+  });
+}

@@ -1,0 +1,58 @@
+// An awaitResult call waiting for a running process: told by the process
+// when it stops, by its own timer or signal, or by its scope's cancellation.
+import { AwaitTimeoutError } from "../errors.ts";
+import { QueueNode } from "../_linked_queue.ts";
+import type { AwaitOptions } from "./app.ts";
+import type { ProcessRecord, StopWaiter } from "./process.ts";
+import type { Scope } from "./scope.ts";
+
+const noop = () => {};
+
+export class ResultWait extends QueueNode implements StopWaiter {
+  #timer: AbortController | undefined = undefined;
+  #onAbort: (() => void) | undefined = undefined;
+
+  constructor(
+    readonly scope: Scope,
+    readonly record: ProcessRecord,
+    readonly options: AwaitOptions,
+    readonly resolve: (value: unknown) => void,
+    readonly reject: (reason: unknown) => void,
+  ) {
+    super();
+    scope.resultWaits.push(this);
+    record.addStopWaiter(this);
+    const { signal, timeoutMs } = options;
+    if (timeoutMs !== undefined) {
+      const timer = this.#timer = new AbortController();
+      scope.core.clock.sleep(timeoutMs, timer.signal).then(
+        () => this.giveUp(new AwaitTimeoutError(record.id, timeoutMs)),
+        noop,
+      );
+    }
+    if (signal !== undefined) {
+      this.#onAbort = () => this.giveUp(signal.reason);
+      signal.addEventListener("abort", this.#onAbort, { once: true });
+    }
+  }
+
+  processStopped(record: ProcessRecord): void {
+    if (this.#leave()) record.deliver(this.resolve, this.reject);
+  }
+
+  giveUp(reason: unknown): void {
+    if (!this.#leave()) return;
+    this.record.removeStopWaiter(this);
+    this.reject(reason);
+  }
+
+  /** Stops every listener; false if the wait had already ended. */
+  #leave(): boolean {
+    if (!this.scope.resultWaits.remove(this)) return false;
+    this.#timer?.abort();
+    if (this.#onAbort !== undefined) {
+      this.options.signal!.removeEventListener("abort", this.#onAbort);
+    }
+    return true;
+  }
+}

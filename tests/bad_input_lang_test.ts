@@ -1,0 +1,131 @@
+// Bad input to the LangL ops, and AppL calls made from inside a process or an
+// evalLang script (the table runner and what each case must satisfy are in
+// _bad_input.ts).
+import { NestedForkError } from "../mod.ts";
+import { type Case, caseTable, fn, runTable } from "./_bad_input.ts";
+
+const { cases, add } = caseTable();
+const T = TypeError, R = RangeError;
+
+for (const where of ["process", "evalLang"] as const) {
+  const nested = (returnsPromise: boolean) => add(where, returnsPromise, NestedForkError);
+  nested(true)("forkProcess inside", (e) => e.app.forkProcess(fn), "forkProcess");
+  nested(false)("tryForkProcess inside", (e) => e.app.tryForkProcess(fn), "tryForkProcess");
+  nested(true)("awaitResult inside", (e) => e.app.awaitResult(e.handle), "awaitResult");
+  nested(true)("forkAll inside", (e) => e.app.forkAll([1], fn), "forkAll");
+  nested(true)("evalLang inside", (e) => e.app.evalLang(fn), "evalLang");
+  nested(false)("newVar inside", (e) => e.app.newVar(0), "newVar");
+  nested(true)("scope inside", (e) => e.app.scope(fn), "scope");
+  nested(true)("runApp inside", (e) => e.rt.runApp(fn), "runApp");
+}
+const lang = (returnsPromise: boolean, error: Case["error"]) =>
+  add("process", returnsPromise, error);
+for (const value of [-1, NaN, Infinity]) {
+  lang(true, R)(
+    `delay(${value})`,
+    (e) => e.lang.delay(value),
+    "delay ms",
+    String(value),
+  );
+}
+lang(true, T)("delay string", (e) => e.lang.delay("1"), "delay ms", '"1"');
+lang(true, T)("delay undefined", (e) => e.lang.delay(), "delay ms", "undefined");
+const randomCases: [
+  number | string | undefined,
+  number | string | undefined,
+  Case["error"],
+  string[],
+][] = [
+  [1.5, 3, R, ["getRandomInt min", "1.5"]],
+  [1, 2.5, R, ["getRandomInt max", "2.5"]],
+  [1, NaN, R, ["getRandomInt max", "NaN"]],
+  [-Infinity, 1, R, ["getRandomInt min", "-Infinity"]],
+  [2 ** 53, 2 ** 53 + 2, R, ["getRandomInt min", "9007199254740992"]],
+  ["1", 2, T, ["getRandomInt min", '"1"']],
+  [1, undefined, T, ["getRandomInt max", "undefined"]],
+  [5, 1, R, ["min", "max", "5", "1"]],
+];
+for (const [min, max, error, mentions] of randomCases) {
+  lang(false, error)(
+    `getRandomInt(${min}, ${max})`,
+    (e) => e.lang.getRandomInt(min, max),
+    ...mentions,
+  );
+}
+for (const [value, shown] of [[{}, "an object"], [undefined, "undefined"], [5, "5"]]) {
+  lang(true, T)(`readVar ${shown}`, (e) => e.lang.readVar(value), "readVar", shown as string);
+  lang(true, T)(`writeVar ${shown}`, (e) => e.lang.writeVar(value, 1), "writeVar", shown as string);
+  lang(true, T)(
+    `modifyVar ${shown}`,
+    (e) => e.lang.modifyVar(value, fn),
+    "modifyVar",
+    shown as string,
+  );
+  lang(true, T)(
+    `atomically [${shown}]`,
+    (e) => e.lang.atomically([e.v, value], fn),
+    "atomically vars[1]",
+    shown as string,
+  );
+}
+for (const op of ["readVar", "writeVar", "modifyVar"]) {
+  lang(true, T)(
+    `${op}, another runtime's var`,
+    (e) => e.lang[op](e.otherVar, fn),
+    op,
+    "another runtime",
+  );
+}
+lang(true, T)(
+  "atomically, another runtime's var",
+  (e) => e.lang.atomically([e.otherVar], fn),
+  "atomically",
+  "another runtime",
+);
+lang(true, T)("modifyVar f string", (e) => e.lang.modifyVar(e.v, "f"), "modifyVar f", '"f"');
+lang(true, T)("modifyVar f undefined", (e) => e.lang.modifyVar(e.v), "modifyVar f", "undefined");
+lang(true, T)(
+  "atomically vars string",
+  (e) => e.lang.atomically("x", fn),
+  "atomically vars",
+  '"x"',
+);
+lang(true, T)(
+  "atomically one var, no array",
+  (e) => e.lang.atomically(e.v, fn),
+  "atomically vars",
+  "an object",
+);
+lang(true, T)(
+  "atomically body string",
+  (e) => e.lang.atomically([e.v], "b"),
+  "atomically body",
+  '"b"',
+);
+const logCases = [
+  ["logInfo", 5, "5", "p", '"p"'],
+  ["logDebug", undefined, "undefined", 5, "5"],
+  ["logWarning", {}, "an object", null, "null"],
+  ["logError", null, "null", true, "true"],
+] as const;
+for (const [op, message, shown, properties, shownProperties] of logCases) {
+  lang(false, T)(`${op} message ${shown}`, (e) => e.lang[op](message), `${op} message`, shown);
+  lang(false, T)(
+    `${op} properties ${shownProperties}`,
+    (e) => e.lang[op]("m", properties),
+    `${op} properties`,
+    shownProperties,
+  );
+}
+lang(true, T)("evalIO string", (e) => e.lang.evalIO("x"), "evalIO io", '"x"');
+lang(true, T)("evalIO undefined", (e) => e.lang.evalIO(), "evalIO io", "undefined");
+add("evalLang", true, R)(
+  "delay(-1) inside evalLang too",
+  (e) => e.lang.delay(-1),
+  "delay ms",
+  "-1",
+);
+
+Deno.test("bad input to LangL gets a named error that names the argument and the value", async () => {
+  await runTable(cases);
+});
