@@ -11,6 +11,7 @@ import { ACCOUNTS, type Program, programArb, SIGNALS } from "./_program_gen.ts";
 import { ScopeModel, violate, type World } from "./_program_world.ts";
 import { statusOf, verifyScope } from "./_program_check.ts";
 import { runBody } from "./_program_run.ts";
+import { trackListeners } from "./_listeners.ts";
 
 const RUNS = Number(Deno.env.get("PROCPOOL_RUNS") ?? 400);
 
@@ -25,26 +26,6 @@ const schedulerArb = fc.scheduler({
     await f();
   },
 });
-
-/** The abort listeners registered on `signal` and not yet removed. */
-function trackListeners(signal: AbortSignal): Set<unknown> {
-  const live = new Set<unknown>();
-  // Registered first, so it runs first: an abort drops every once-listener.
-  signal.addEventListener("abort", () => live.clear());
-  const add = signal.addEventListener.bind(signal);
-  const remove = signal.removeEventListener.bind(signal);
-  Object.assign(signal, {
-    addEventListener(type: string, listener: EventListener, options?: AddEventListenerOptions) {
-      if (type === "abort") live.add(listener);
-      add(type, listener, options);
-    },
-    removeEventListener(type: string, listener: EventListener, options?: EventListenerOptions) {
-      if (type === "abort") live.delete(listener);
-      remove(type, listener, options);
-    },
-  });
-  return live;
-}
 
 function makeWorld(s: fc.Scheduler, prog: Program, rt: Runtime, vars: {
   counter: World["counter"];
@@ -108,7 +89,7 @@ async function execute(s: fc.Scheduler, prog: Program) {
     })
   );
   const w = current = makeWorld(s, prog, rt, vars);
-  const listeners = w.controllers.map((c) => trackListeners(c.signal));
+  const listeners = w.controllers.map((c) => trackListeners(c.signal, true));
   let finished = false;
   let hang!: (error: Error) => void;
   const hung = new Promise<never>((_, reject) => hang = reject);

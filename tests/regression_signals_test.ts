@@ -12,6 +12,7 @@ import {
   type WaitPolicy,
 } from "../mod.ts";
 import { createTestRuntime } from "../testing.ts";
+import { trackListeners } from "./_listeners.ts";
 
 const policies: [string, () => WaitPolicy][] = [["fifo", fifo], ["backoff", backoff]];
 
@@ -24,24 +25,6 @@ async function settledSoon(promise: Promise<unknown>): Promise<{ state: string; 
   );
   for (let i = 0; i < 20; i++) await null;
   return result;
-}
-
-/** The abort listeners on `signal` registered and not removed yet. */
-function trackListeners(signal: AbortSignal): Set<unknown> {
-  const live = new Set<unknown>();
-  const add = signal.addEventListener.bind(signal);
-  const remove = signal.removeEventListener.bind(signal);
-  Object.assign(signal, {
-    addEventListener(type: string, listener: EventListener, options?: AddEventListenerOptions) {
-      if (type === "abort") live.add(listener);
-      add(type, listener, options);
-    },
-    removeEventListener(type: string, listener: EventListener, options?: EventListenerOptions) {
-      if (type === "abort") live.delete(listener);
-      remove(type, listener, options);
-    },
-  });
-  return live;
 }
 
 Deno.test("a fork whose signal is already aborted rejects at once", async (t) => {

@@ -50,25 +50,29 @@ export interface SlotPool {
   release(): void;
 }
 
-/** Hand-off on release: a freed slot goes straight to the longest waiter. */
-class FifoSlotPool implements SlotPool {
+/** The local count of held slots, which both policies share. */
+abstract class LocalSlots {
   active = 0;
-  readonly #queue = new LinkedQueue<SlotWaiter>();
 
   constructor(readonly max: number) {}
 
-  get waiting(): number {
-    return this.#queue.size;
-  }
-
   tryAcquire(): boolean {
-    // While anyone waits all slots are held (release hands off), so a free
-    // slot here never jumps the queue.
     if (this.active < this.max) {
       this.active++;
       return true;
     }
     return false;
+  }
+}
+
+/** Hand-off on release: a freed slot goes straight to the longest waiter. */
+class FifoSlotPool extends LocalSlots implements SlotPool {
+  // While anyone waits, all slots are held (release hands off), so
+  // tryAcquire never lets a newcomer jump the queue.
+  readonly #queue = new LinkedQueue<SlotWaiter>();
+
+  get waiting(): number {
+    return this.#queue.size;
   }
 
   enqueue(waiter: SlotWaiter): void {
@@ -91,27 +95,20 @@ class FifoSlotPool implements SlotPool {
 }
 
 /** The book's loop: retry with growing, capped, jittered sleeps on the clock. */
-class BackoffSlotPool implements SlotPool {
-  active = 0;
+class BackoffSlotPool extends LocalSlots implements SlotPool {
   readonly #waiting = new Set<SlotWaiter>();
 
   constructor(
-    readonly max: number,
+    max: number,
     readonly policy: BackoffPolicy,
     readonly clock: Clock,
     readonly random: RandomStream,
-  ) {}
+  ) {
+    super(max);
+  }
 
   get waiting(): number {
     return this.#waiting.size;
-  }
-
-  tryAcquire(): boolean {
-    if (this.active < this.max) {
-      this.active++;
-      return true;
-    }
-    return false;
   }
 
   enqueue(waiter: SlotWaiter): void {
