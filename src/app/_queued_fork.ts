@@ -6,16 +6,18 @@ import type { ProcessHandle } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import { handleFor } from "./process.ts";
 import type { Scope } from "./scope.ts";
+import { promiseFor, type Settler } from "../_settler.ts";
 
-export class QueuedFork extends SlotWaiter {
+export class QueuedFork extends SlotWaiter implements Settler<ProcessHandle<never>> {
   readonly #onAbort: (() => void) | undefined = undefined;
+  resolve!: (handle: ProcessHandle<never>) => void;
+  reject!: (reason: unknown) => void;
+  readonly promise: Promise<ProcessHandle<never>> = promiseFor(this);
 
   constructor(
     readonly scope: Scope,
     readonly process: (lang: LangL) => unknown,
     readonly options: CheckedForkOptions,
-    readonly resolve: (handle: ProcessHandle<never>) => void,
-    readonly reject: (reason: unknown) => void,
   ) {
     super(scope);
     scope.core.slots.enqueue(this);

@@ -5,19 +5,21 @@ import { QueueNode } from "../_linked_queue.ts";
 import type { AwaitOptions } from "./app.ts";
 import type { ProcessRecord, StopWaiter } from "./process.ts";
 import type { Scope } from "./scope.ts";
+import { promiseFor, type Settler } from "../_settler.ts";
 
 const noop = () => {};
 
-export class ResultWait extends QueueNode implements StopWaiter {
+export class ResultWait extends QueueNode implements StopWaiter, Settler<unknown> {
   #timer: AbortController | undefined = undefined;
   #onAbort: (() => void) | undefined = undefined;
+  resolve!: (value: unknown) => void;
+  reject!: (reason: unknown) => void;
+  readonly promise: Promise<unknown> = promiseFor(this);
 
   constructor(
     readonly scope: Scope,
     readonly record: ProcessRecord,
     readonly options: AwaitOptions,
-    readonly resolve: (value: unknown) => void,
-    readonly reject: (reason: unknown) => void,
   ) {
     super();
     scope.resultWaits.push(this);

@@ -122,9 +122,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
       if (this.core.slots.tryAcquire()) {
         return Promise.resolve(handleFor<T>(this.startProcess(process, checked)));
       }
-      return new Promise((resolve, reject) => {
-        new QueuedFork(this, process, checked, resolve, reject);
-      });
+      return new QueuedFork(this, process, checked).promise as Promise<ProcessHandle<T>>;
     } catch (error) {
       return Promise.reject(error);
     }
@@ -159,11 +157,12 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
       if (checked.signal?.aborted && record.status === "running") {
         return Promise.reject(checked.signal.reason);
       }
-      return new Promise<T>((resolve, reject) => {
-        if (record.status !== "running") {
-          record.deliver(resolve as (value: unknown) => void, reject);
-        } else new ResultWait(this, record, checked, resolve as (value: unknown) => void, reject);
-      });
+      if (record.status === "succeeded") return Promise.resolve(record.value as T);
+      if (record.status !== "running") {
+        record.markObserved();
+        return Promise.reject(record.error);
+      }
+      return new ResultWait(this, record, checked).promise as Promise<T>;
     } catch (error) {
       return Promise.reject(error);
     }

@@ -23,6 +23,7 @@ import type { ProcessCancelledError } from "../errors.ts";
 import type { LangL, SharedVar, Transaction } from "./lang.ts";
 import { BufferedTransaction } from "./_transaction.ts";
 import { VarCell } from "./shared_var.ts";
+import { promiseFor, type Settler } from "../_settler.ts";
 
 const LOG_METHOD: Record<LogLevel, "debug" | "info" | "warn" | "error"> = {
   debug: "debug",
@@ -32,13 +33,12 @@ const LOG_METHOD: Record<LogLevel, "debug" | "info" | "warn" | "error"> = {
 };
 
 /** A delay in progress: a timer plus a cancellation hook, no abort listener. */
-class PendingDelay extends TimerEntry implements CancelHook {
-  constructor(
-    readonly clock: TimerClock,
-    readonly cancellation: Cancellation,
-    readonly resolve: () => void,
-    readonly reject: (reason: unknown) => void,
-  ) {
+class PendingDelay extends TimerEntry implements CancelHook, Settler<void> {
+  resolve!: () => void;
+  reject!: (reason: unknown) => void;
+  readonly promise: Promise<void> = promiseFor(this);
+
+  constructor(readonly clock: TimerClock, readonly cancellation: Cancellation) {
     super();
   }
 
@@ -82,11 +82,10 @@ export class LangInterpreter implements LangL {
       const clock = this.#core.clock;
       if (!isTimerClock(clock)) return clock.sleep(ms, this.#cancellation.signal);
       const cancellation = this.#cancellation;
-      return new Promise((resolve, reject) => {
-        const pending = new PendingDelay(clock, cancellation, resolve, reject);
-        clock[startTimer](ms, pending);
-        cancellation.addHook(pending);
-      });
+      const pending = new PendingDelay(clock, cancellation);
+      clock[startTimer](ms, pending);
+      cancellation.addHook(pending);
+      return pending.promise;
     } catch (error) {
       return Promise.reject(error);
     }

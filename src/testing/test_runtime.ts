@@ -10,6 +10,7 @@ import type { LogEntry, TraceEvent } from "../runtime/observer.ts";
 import { observerOption, Runtime, type RuntimeOptions } from "../runtime/runtime.ts";
 import { requireObject } from "../_validate.ts";
 import { fireEarliest, VirtualClock } from "./virtual_clock.ts";
+import { TraceLog } from "./_trace_log.ts";
 
 /**
  * A runtime on a {@linkcode VirtualClock} that auto-advances: when nothing can
@@ -46,12 +47,7 @@ export type TestRuntimeOptions = Omit<RuntimeOptions, "clock"> & {
 class AutoAdvancingRuntime extends Runtime implements TestRuntime {
   readonly clock: VirtualClock;
   readonly #logs: LogEntry[];
-  // The trace is kept in columns and turned into objects only when read: a
-  // million delays should not keep a million objects alive for the GC.
-  readonly #traceIds: number[];
-  readonly #traceOps: string[];
-  readonly #traceTimes: number[];
-  readonly #trace: TraceEvent[] = [];
+  readonly #trace: TraceLog;
   #runningApps = 0;
   #tick: ReturnType<typeof setImmediate> | undefined = undefined;
 
@@ -59,24 +55,18 @@ class AutoAdvancingRuntime extends Runtime implements TestRuntime {
     requireObject("createTestRuntime options", options);
     const clock = new VirtualClock(options.start ?? 0);
     const logs: LogEntry[] = [];
-    const columns = { ids: [] as number[], ops: [] as string[], times: [] as number[] };
+    const trace = new TraceLog();
     super({
       ...options,
       clock,
       [observerOption]: {
         log: (entry: LogEntry) => logs.push(entry),
-        trace: (processId: number, op: string, time: number) => {
-          columns.ids.push(processId);
-          columns.ops.push(op);
-          columns.times.push(time);
-        },
+        trace: trace.record,
       },
     } as RuntimeOptions);
     this.clock = clock;
     this.#logs = logs;
-    this.#traceIds = columns.ids;
-    this.#traceOps = columns.ops;
-    this.#traceTimes = columns.times;
+    this.#trace = trace;
   }
 
   get logs(): readonly LogEntry[] {
@@ -84,15 +74,7 @@ class AutoAdvancingRuntime extends Runtime implements TestRuntime {
   }
 
   get trace(): readonly TraceEvent[] {
-    const trace = this.#trace;
-    for (let i = trace.length; i < this.#traceIds.length; i++) {
-      trace.push({
-        processId: this.#traceIds[i],
-        op: this.#traceOps[i],
-        time: this.#traceTimes[i],
-      });
-    }
-    return trace;
+    return this.#trace.events;
   }
 
   override runApp<T>(body: (app: AppL) => Promise<T>, options?: ScopeOptions): Promise<T> {
