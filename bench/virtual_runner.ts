@@ -35,7 +35,8 @@ async function once(p: number, d: number): Promise<number> {
   return ms;
 }
 
-await once(Math.min(processes, 1_000), Math.min(delays, 10));
+// A full-size warm-up, as the other runners do: the JIT and the heap settle first.
+await once(processes, delays);
 const ms: number[] = [];
 for (let r = 0; r < runs; r++) {
   collectGarbage();
