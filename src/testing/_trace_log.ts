@@ -1,16 +1,17 @@
-// The test runtime's trace, stored in fixed-size typed-array chunks and turned
-// into TraceEvent objects only when read. A million delays then cost a few
-// megabytes of flat memory instead of a million live objects (and no copying
-// of ever-larger arrays as the trace grows).
+// The test runtime's trace, stored as numbers in columns and turned into
+// TraceEvent objects only when read. A million delays then cost a few
+// megabytes of flat arrays instead of a million live objects. Columns are
+// split into bounded chunks so that growing never copies a huge array, and
+// start small so that a short test does not pay for a big one.
 import type { RuntimeObserver, TraceEvent } from "../runtime/observer.ts";
 
 const CHUNK_BITS = 14;
 const CHUNK = 1 << CHUNK_BITS;
 
 export class TraceLog {
-  readonly #ids: Float64Array[] = [];
-  readonly #ops: Uint8Array[] = [];
-  readonly #times: Float64Array[] = [];
+  readonly #ids: number[][] = [];
+  readonly #ops: number[][] = [];
+  readonly #times: number[][] = [];
   readonly #opNames: string[] = [];
   readonly #opIndex = new Map<string, number>();
   readonly #events: TraceEvent[] = [];
@@ -18,11 +19,10 @@ export class TraceLog {
 
   /** Bound once, so the observer call allocates nothing. */
   readonly record: RuntimeObserver["trace"] = (processId, op, time) => {
-    const slot = this.#length & (CHUNK - 1);
-    if (slot === 0) {
-      this.#ids.push(new Float64Array(CHUNK));
-      this.#ops.push(new Uint8Array(CHUNK));
-      this.#times.push(new Float64Array(CHUNK));
+    if ((this.#length & (CHUNK - 1)) === 0) {
+      this.#ids.push([]);
+      this.#ops.push([]);
+      this.#times.push([]);
     }
     const chunk = this.#length >>> CHUNK_BITS;
     let opCode = this.#opIndex.get(op);
@@ -30,9 +30,9 @@ export class TraceLog {
       opCode = this.#opNames.push(op) - 1;
       this.#opIndex.set(op, opCode);
     }
-    this.#ids[chunk][slot] = processId;
-    this.#ops[chunk][slot] = opCode;
-    this.#times[chunk][slot] = time;
+    this.#ids[chunk].push(processId);
+    this.#ops[chunk].push(opCode);
+    this.#times[chunk].push(time);
     this.#length++;
   };
 
