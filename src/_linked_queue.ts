@@ -9,11 +9,6 @@ export class QueueNode {
   /** @internal */ _prev: QueueNode | undefined = undefined;
   /** @internal */ _next: QueueNode | undefined = undefined;
   /** @internal */ _queued = false;
-
-  /** Whether the node is still waiting in a queue. */
-  get queued(): boolean {
-    return this._queued;
-  }
 }
 
 export class LinkedQueue<T extends QueueNode> {

@@ -118,8 +118,8 @@ export const observerOption: unique symbol = Symbol("procpool.observer");
  */
 export class Runtime implements AsyncDisposable {
   readonly #core: RuntimeCore;
-  readonly #apps = new Set<Promise<unknown>>();
-  readonly #scopes = new Set<Scope>();
+  /** Running root scopes, each with a promise that settles (never rejects) when it ends. */
+  readonly #apps = new Map<Scope, Promise<unknown>>();
   #disposal: Promise<void> | undefined = undefined;
 
   /** Creates a runtime; throws TypeError or RangeError for bad options. */
@@ -199,14 +199,16 @@ export class Runtime implements AsyncDisposable {
       if (this.#disposal !== undefined) throw new RuntimeDisposedError();
       requireFunction("runApp body", body);
       const scope = new Scope(this.#core, undefined, checkScopeOptions("runApp", options));
-      this.#scopes.add(scope);
+      // Registered before the body starts, so a disposal from its first
+      // synchronous steps still reaches it.
+      const { promise: ended, resolve: end } = Promise.withResolvers<void>();
+      this.#apps.set(scope, ended);
       const running = scope.run(body);
-      const tracked = running.then(
-        () => this.#scopes.delete(scope),
-        () => this.#scopes.delete(scope),
-      );
-      this.#apps.add(tracked);
-      tracked.then(() => this.#apps.delete(tracked));
+      const forget = () => {
+        this.#apps.delete(scope);
+        end();
+      };
+      running.then(forget, forget);
       return running;
     } catch (error) {
       return Promise.reject(error);
@@ -220,8 +222,8 @@ export class Runtime implements AsyncDisposable {
   [Symbol.asyncDispose](): Promise<void> {
     if (this.#disposal === undefined) {
       const reason = new RuntimeDisposedError("the runtime was disposed while the app was running");
-      for (const scope of this.#scopes) scope.cancel(reason);
-      this.#disposal = Promise.all(this.#apps).then(() => {});
+      for (const scope of this.#apps.keys()) scope.cancel(reason);
+      this.#disposal = Promise.all(this.#apps.values()).then(() => {});
     }
     return this.#disposal;
   }
