@@ -121,9 +121,8 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
         this.#pulling = false;
         this.#fail(error);
         return;
-      } finally {
-        this.#pulling = false;
       }
+      this.#pulling = false;
       if (this.#failure !== undefined) break;
       if (step.done) {
         this.#exhausted = true;
