@@ -5,7 +5,15 @@
  * @module
  */
 
-/** The LangL log levels. */
+/**
+ * The LangL log levels, as recorded in {@linkcode LogEntry.level}.
+ *
+ * @example
+ * ```ts
+ * import type { LogLevel } from "./observer.ts";
+ * const levels: LogLevel[] = ["debug", "info", "warning", "error"];
+ * ```
+ */
 export type LogLevel = "debug" | "info" | "warning" | "error";
 
 /**

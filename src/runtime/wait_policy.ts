@@ -20,7 +20,16 @@ export interface WaitPolicy {
   readonly kind: "fifo" | "backoff";
 }
 
-/** The settings of {@linkcode backoff}. */
+/**
+ * The settings of {@linkcode backoff}; every field is optional.
+ *
+ * @example
+ * ```ts
+ * import { backoff, type BackoffOptions } from "../../mod.ts";
+ * const gentle: BackoffOptions = { initialMs: 10, factor: 1.5, maxMs: 500, jitter: 0.2 };
+ * console.assert(backoff(gentle).kind === "backoff");
+ * ```
+ */
 export interface BackoffOptions {
   /** The first sleep, in ms. Default 1. */
   initialMs?: number;

@@ -38,7 +38,18 @@ export interface TestRuntime extends Runtime {
   readonly trace: readonly TraceEvent[];
 }
 
-/** Options for {@linkcode createTestRuntime}: a runtime's, without `clock`. */
+/**
+ * Options for {@linkcode createTestRuntime}: a runtime's, without `clock`
+ * (the test runtime brings its own virtual one), plus its start time.
+ *
+ * @example
+ * ```ts
+ * import { createTestRuntime, type TestRuntimeOptions } from "../../testing.ts";
+ * const options: TestRuntimeOptions = { maxProcesses: 4, seed: 42, start: 1_000 };
+ * await using runtime = createTestRuntime(options);
+ * console.assert(runtime.clock.now() === 1_000);
+ * ```
+ */
 export type TestRuntimeOptions = Omit<RuntimeOptions, "clock"> & {
   /** The virtual clock's start time, in ms. Default 0. */
   start?: number;
