@@ -269,3 +269,24 @@ Deno.test("a cancel that arrives after the process threw does not hide its failu
     assertEquals(runtime.stats().cancelled - before.cancelled, 0);
   });
 });
+
+Deno.test("several awaits on one process: those that give up leave the others waiting", async () => {
+  await using runtime = createTestRuntime({ maxProcesses: 1, seed: 1 });
+  await runtime.runApp(async (app) => {
+    const slow = await app.forkProcess(async (lang) => {
+      await lang.delay(1_000);
+      return "seen";
+    });
+    const waits = [
+      app.awaitResult(slow, { timeoutMs: 10 }), // the first waiter gives up first
+      app.awaitResult(slow),
+      app.awaitResult(slow, { timeoutMs: 20 }),
+      app.awaitResult(slow),
+    ].map((wait) => wait.catch((e) => e));
+    const outcomes = await Promise.all(waits);
+    assertInstanceOf(outcomes[0], AwaitTimeoutError);
+    assertInstanceOf(outcomes[2], AwaitTimeoutError);
+    assertEquals([outcomes[1], outcomes[3]], ["seen", "seen"]);
+    assertEquals(runtime.clock.now(), 1_000);
+  });
+});

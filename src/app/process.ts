@@ -35,9 +35,10 @@ export class ProcessRecord extends Cancellation {
   observed = false;
   /** forkAll's item index. */
   tag = 0;
-  // Usually zero or one waiter: keep one inline, spill to an array.
+  // Usually zero or one waiter: keep one inline, spill to a Set (O(1)
+  // removal when many awaits with timeouts give up on one long process).
   #stopWaiter: StopWaiter | undefined = undefined;
-  #moreStopWaiters: StopWaiter[] | undefined = undefined;
+  #moreStopWaiters: Set<StopWaiter> | undefined = undefined;
   #timer: AbortController | undefined = undefined;
   #debug = false;
   #cancelSeen = false;
@@ -94,16 +95,17 @@ export class ProcessRecord extends Cancellation {
   /** Tells `waiter` when the process stops; call only while running. */
   addStopWaiter(waiter: StopWaiter): void {
     if (this.#stopWaiter === undefined) this.#stopWaiter = waiter;
-    else (this.#moreStopWaiters ??= []).push(waiter);
+    else (this.#moreStopWaiters ??= new Set()).add(waiter);
   }
 
   removeStopWaiter(waiter: StopWaiter): void {
-    if (this.#stopWaiter === waiter) {
-      this.#stopWaiter = this.#moreStopWaiters?.shift();
-    } else if (this.#moreStopWaiters !== undefined) {
-      const index = this.#moreStopWaiters.indexOf(waiter);
-      if (index >= 0) this.#moreStopWaiters.splice(index, 1);
+    if (this.#stopWaiter !== waiter) {
+      this.#moreStopWaiters?.delete(waiter);
+      return;
     }
+    const next: StopWaiter | undefined = this.#moreStopWaiters?.values().next().value;
+    if (next !== undefined) this.#moreStopWaiters!.delete(next);
+    this.#stopWaiter = next;
   }
 
   stopped(): Promise<void> {
