@@ -14,30 +14,26 @@ async function fillSlots(app: AppL): Promise<() => void> {
   return () => gate.resolve();
 }
 
-Deno.bench("forkProcess + awaitResult, free slot", { group: "fork" }, async (b) => {
-  await using runtime = new Runtime({ maxProcesses: CAPACITY });
-  await runtime.runApp(async (app) => {
-    b.start();
-    const handle = await app.forkProcess(() => 1);
-    const value = await app.awaitResult(handle);
-    b.end();
-    if (value !== 1) throw new Error("wrong result");
-  });
-});
+const freeSlotProcesses: [string, () => number | Promise<number>][] = [
+  ["forkProcess + awaitResult, free slot", () => 1],
+  ["forkProcess + awaitResult, async process, free slot", async () => {
+    await Promise.resolve();
+    return 1;
+  }],
+];
 
-Deno.bench("forkProcess + awaitResult, async process, free slot", { group: "fork" }, async (b) => {
-  await using runtime = new Runtime({ maxProcesses: CAPACITY });
-  await runtime.runApp(async (app) => {
-    b.start();
-    const handle = await app.forkProcess(async () => {
-      await Promise.resolve();
-      return 1;
+for (const [name, process] of freeSlotProcesses) {
+  Deno.bench(name, { group: "fork" }, async (b) => {
+    await using runtime = new Runtime({ maxProcesses: CAPACITY });
+    await runtime.runApp(async (app) => {
+      b.start();
+      const handle = await app.forkProcess(process);
+      const value = await app.awaitResult(handle);
+      b.end();
+      if (value !== 1) throw new Error("wrong result");
     });
-    const value = await app.awaitResult(handle);
-    b.end();
-    if (value !== 1) throw new Error("wrong result");
   });
-});
+}
 
 Deno.bench("forkProcess via hand-off from the wait queue", { group: "fork" }, async (b) => {
   await using runtime = new Runtime({ maxProcesses: CAPACITY });
