@@ -4,18 +4,30 @@ import type { LangL } from "../lang/lang.ts";
 import { SlotWaiter } from "../runtime/slot_pool.ts";
 import type { ProcessHandle } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
-import { handleFor } from "./process.ts";
+import { handleFor, type ProcessRecord } from "./process.ts";
 import type { Scope } from "./scope.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
 
-export class QueuedFork extends SlotWaiter implements Settler<ProcessHandle<never>> {
+// The grant is delivered through a promise reaction registered when the fork
+// was queued, so that the script runs in the forker's async context (request
+// ids, tracing and log contexts reach it), not in the context of whichever
+// process happened to release the slot.
+function runGranted(fork: QueuedFork): ProcessHandle<never> {
+  const record = fork.record!;
+  record.invoke(fork.process);
+  return handleFor(record);
+}
+
+export class QueuedFork extends SlotWaiter implements Settler<QueuedFork> {
   readonly #onAbort: (() => void) | undefined = undefined;
-  resolve!: (handle: ProcessHandle<never>) => void;
+  resolve!: (fork: QueuedFork) => void;
   reject!: (reason: unknown) => void;
-  readonly promise: Promise<ProcessHandle<never>> = promiseFor(this);
+  /** What forkProcess returns: settles with the handle once the script runs. */
+  readonly promise: Promise<ProcessHandle<never>> = promiseFor(this).then(runGranted);
+  record: ProcessRecord | undefined = undefined;
 
   constructor(
-    readonly scope: Scope,
+    scope: Scope,
     readonly process: (lang: LangL) => unknown,
     readonly options: CheckedForkOptions,
   ) {
@@ -31,11 +43,16 @@ export class QueuedFork extends SlotWaiter implements Settler<ProcessHandle<neve
     }
   }
 
+  /** The owner the pool knows, as the scope it is (not stored twice). */
+  get scope(): Scope {
+    return this.owner as Scope;
+  }
+
   slotGranted(): void {
-    // Start before leaving: the scope must never look idle in between.
-    const record = this.scope.startProcess(this.process, this.options);
+    // Admit before leaving: the scope must never look idle in between.
+    this.record = this.scope.admitProcess(this.options);
     this.#leave();
-    this.resolve(handleFor(record));
+    this.resolve(this);
   }
 
   /** Called once the pool has let go of this waiter. */

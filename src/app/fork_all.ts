@@ -9,22 +9,23 @@ import type { RuntimeCore } from "../runtime/core.ts";
 import { SlotWaiter } from "../runtime/slot_pool.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import type { ProcessRecord, StopWaiter } from "./process.ts";
+import { promiseFor, type Settler } from "../_settler.ts";
 
 /** What forkAll needs from its scope. */
 export interface ForkHost {
   readonly core: RuntimeCore;
-  startProcess(
-    fn: (...args: never[]) => unknown,
-    options: CheckedForkOptions,
-    item: unknown,
-    withItem: boolean,
-    name: string | undefined,
-  ): ProcessRecord;
+  admitProcess(options: CheckedForkOptions, name: string | undefined): ProcessRecord;
   addDependent(dependent: { scopeCancelled(reason: unknown): void }): void;
   removeDependent(dependent: { scopeCancelled(reason: unknown): void }): void;
   workStarted(): void;
   workEnded(): void;
   closedError(): Error;
+}
+
+const noop = () => {};
+
+function resumeAfterGrant<I, T>(run: ForkAllRun<I, T>): void {
+  run.resume();
 }
 
 export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
@@ -42,6 +43,8 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
   #waiting = false;
   #waitingItem: I | undefined = undefined;
   #waitingIndex = 0;
+  #granted: ProcessRecord | undefined = undefined;
+  readonly #grant: Settler<ForkAllRun<I, T>> = { resolve: noop, reject: noop };
   #failure: { error: unknown } | undefined = undefined;
   #settled = false;
   readonly #onAbort: (() => void) | undefined;
@@ -142,30 +145,40 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
     this.#waitingItem = item;
     this.#waitingIndex = index;
     this.#waiting = true;
+    // Registered here, in forkAll's own async context, so that the granted
+    // item runs there too (see _queued_fork.ts).
+    promiseFor(this.#grant).then(resumeAfterGrant);
     this.host.core.slots.enqueue(this);
   }
 
   slotGranted(): void {
+    // The slot is taken now; the item's script runs one reaction later.
     this.#waiting = false;
+    this.#granted = this.#admit(this.#waitingIndex);
+    this.#grant.resolve(this);
+  }
+
+  /** Runs the granted item, then goes on feeding. */
+  resume(): void {
+    const record = this.#granted!;
     const item = this.#waitingItem as I;
-    this.#waitingItem = undefined;
-    this.#launch(item, this.#waitingIndex);
+    this.#granted = this.#waitingItem = undefined;
+    record.invoke(this.process as (...args: never[]) => unknown, item, true);
     if (this.#syncItems !== undefined) this.#pumpSync();
     else void this.#pumpAsync();
   }
 
   #launch(item: I, index: number): void {
+    this.#admit(index).invoke(this.process as (...args: never[]) => unknown, item, true);
+  }
+
+  #admit(index: number): ProcessRecord {
     const name = this.options.name === undefined ? undefined : `${this.options.name}[${index}]`;
-    const record = this.host.startProcess(
-      this.process as (...args: never[]) => unknown,
-      this.options,
-      item,
-      true,
-      name,
-    );
+    const record = this.host.admitProcess(this.options, name);
     record.tag = index;
-    record.addStopWaiter(this);
+    record.batch = this;
     this.#live.add(record);
+    return record;
   }
 
   processStopped(record: ProcessRecord): void {

@@ -33,7 +33,8 @@ export class ProcessRecord extends Cancellation {
   /** Why it did not succeed: a ProcessFailedError or ProcessCancelledError. */
   error: Error | undefined = undefined;
   observed = false;
-  /** forkAll's item index. */
+  /** The forkAll run this process is an item of, and the item's index. */
+  batch: StopWaiter | undefined = undefined;
   tag = 0;
   // Usually zero or one waiter: keep one inline, spill to a Set (O(1)
   // removal when many awaits with timeouts give up on one long process).
@@ -57,13 +58,28 @@ export class ProcessRecord extends Cancellation {
     return this.owner.core;
   }
 
-  /** Starts the script: `fn(lang)`, or `fn(item, lang)` for forkAll. */
-  start(fn: ScriptFunction, options: CheckedForkOptions, item?: unknown, withItem = false): void {
+  /**
+   * Counts the process as started: it holds a slot from here on. The script
+   * runs in `invoke`, which a hand-off defers to the forker's own context.
+   */
+  begin(options: CheckedForkOptions): void {
     const core = this.owner.core;
     core.started++;
     if (options.timeoutMs !== undefined) this.#armTimeout(options.timeoutMs);
     if (options.signal !== undefined) this.#link(options.signal);
-    const lang: LangL = new LangInterpreter(core, this.id, this.name, this);
+    // Asked once per process: LogTape's check walks the category tree.
+    this.#debug = core.logger.isEnabledFor("debug");
+    if (this.#debug) {
+      core.logger.debug("forked process {processId}", { processId: this.id, name: this.name });
+    }
+  }
+
+  /**
+   * Runs the script, `fn(lang)` or `fn(item, lang)` for forkAll, marked as
+   * LangL code and in the caller's async context, which the process inherits.
+   */
+  invoke(fn: ScriptFunction, item?: unknown, withItem = false): void {
+    const lang: LangL = new LangInterpreter(this.owner.core, this.id, this.name, this);
     let result: unknown;
     try {
       result = withItem ? runAsScript(fn, item, lang) : runAsScript(fn, lang);
@@ -77,11 +93,6 @@ export class ProcessRecord extends Cancellation {
       (value) => this.#stop(true, value),
       (error) => this.#stop(false, error),
     );
-    // Asked once per process: LogTape's check walks the category tree.
-    this.#debug = core.logger.isEnabledFor("debug");
-    if (this.#debug) {
-      core.logger.debug("forked process {processId}", { processId: this.id, name: this.name });
-    }
   }
 
   cancel(reason?: unknown): void {
@@ -182,11 +193,14 @@ export class ProcessRecord extends Cancellation {
     if (this.#onSignalAbort !== undefined) {
       this.#signal!.removeEventListener("abort", this.#onSignalAbort);
     }
-    // The owner and the waiters hear first, so that a failure can cancel what
+    // The owner and the batch hear first, so that a failure can cancel what
     // it must (failFast withdraws the scope's queued forks, forkAll stops
-    // feeding) before the freed slot is handed to the next waiter. Nobody
-    // resumes before the release: they all resume in later microtasks.
+    // feeding) before the freed slot is handed to the next waiter. The
+    // waiters hear last, so that by the time an await resumes, the process
+    // that got the slot has started.
     this.owner.processStopped(this);
+    this.batch?.processStopped(this);
+    core.slots.release();
     const first = this.#stopWaiter;
     if (first !== undefined) {
       const more = this.#moreStopWaiters;
@@ -194,7 +208,6 @@ export class ProcessRecord extends Cancellation {
       first.processStopped(this);
       if (more !== undefined) { for (const waiter of more) waiter.processStopped(this); }
     }
-    core.slots.release();
     if (this.#debug) {
       core.logger.debug("process {processId} {status}", {
         processId: this.id,

@@ -222,6 +222,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
 
   // ---- for processes, queued forks and forkAll ------------------------------
 
+  /** Admits a process (it holds a slot from now on) and runs its script at once. */
   startProcess(
     fn: (...args: never[]) => unknown,
     options: CheckedForkOptions,
@@ -229,9 +230,20 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     withItem = false,
     name = options.name,
   ): ProcessRecord {
+    const record = this.admitProcess(options, name);
+    record.invoke(fn, item, withItem);
+    return record;
+  }
+
+  /**
+   * Admits a process without running its script yet: a slot handed over by
+   * another process's bookkeeping is taken at once, but the script must run
+   * in its forker's async context, one promise reaction later.
+   */
+  admitProcess(options: CheckedForkOptions, name = options.name): ProcessRecord {
     const record = new ProcessRecord(this, this.core.nextProcessId(), name);
     this.#running.push(record);
-    record.start(fn, options, item, withItem);
+    record.begin(options);
     return record;
   }
 
