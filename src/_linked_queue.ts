@@ -4,11 +4,14 @@
 // Small npm queues (yocto-queue, denque) dequeue in O(1) but cannot unlink an
 // entry, so the node links live on the entries themselves.
 
-/** An entry that can sit in one LinkedQueue at a time. */
+/**
+ * An entry that can sit in one LinkedQueue at a time. No "queued" flag: a
+ * node is in its queue iff it has a predecessor or is the head, and every
+ * queued fork is one field smaller for it.
+ */
 export class QueueNode {
   /** @internal */ _prev: QueueNode | undefined = undefined;
   /** @internal */ _next: QueueNode | undefined = undefined;
-  /** @internal */ _queued = false;
 }
 
 export class LinkedQueue<T extends QueueNode> {
@@ -21,7 +24,6 @@ export class LinkedQueue<T extends QueueNode> {
   }
 
   push(node: T): void {
-    node._queued = true;
     node._prev = this.#tail;
     node._next = undefined;
     if (this.#tail === undefined) this.#head = node;
@@ -64,7 +66,7 @@ export class LinkedQueue<T extends QueueNode> {
 
   /** Unlinks `node`; returns false if it was not queued (already served). */
   remove(node: T): boolean {
-    if (!node._queued) return false;
+    if (node._prev === undefined && this.#head !== node) return false;
     const prev = node._prev as T | undefined;
     const next = node._next as T | undefined;
     if (prev === undefined) this.#head = next;
@@ -72,7 +74,6 @@ export class LinkedQueue<T extends QueueNode> {
     if (next === undefined) this.#tail = prev;
     else next._prev = prev;
     node._prev = node._next = undefined;
-    node._queued = false;
     this.#size--;
     return true;
   }

@@ -12,35 +12,36 @@ import { promiseFor, type Settler } from "../_settler.ts";
 // was queued, so that the script runs in the forker's async context (request
 // ids, tracing and log contexts reach it), not in the context of whichever
 // process happened to release the slot.
-function runGranted(fork: QueuedFork): ProcessHandle<never> {
-  const record = fork.record!;
-  record.invoke(fork.process);
+function runGranted(record: ProcessRecord): ProcessHandle<never> {
+  record.invokePending();
   return handleFor(record);
 }
 
-export class QueuedFork extends SlotWaiter implements Settler<QueuedFork> {
-  readonly #onAbort: (() => void) | undefined = undefined;
-  resolve!: (fork: QueuedFork) => void;
+export class QueuedFork extends SlotWaiter implements Settler<ProcessRecord> {
+  resolve!: (record: ProcessRecord) => void;
   reject!: (reason: unknown) => void;
-  /** What forkProcess returns: settles with the handle once the script runs. */
-  readonly promise: Promise<ProcessHandle<never>> = promiseFor(this).then(runGranted);
-  record: ProcessRecord | undefined = undefined;
 
-  constructor(
+  /** Queues a fork; the promise settles with the handle once the script runs. */
+  static queue(
+    scope: Scope,
+    process: (lang: LangL) => unknown,
+    options: CheckedForkOptions,
+  ): Promise<ProcessHandle<never>> {
+    const fork = options.signal === undefined
+      ? new QueuedFork(scope, process, options)
+      : new SignalledFork(scope, process, options, options.signal);
+    const handle = promiseFor(fork).then(runGranted);
+    scope.core.slots.enqueue(fork);
+    scope.workStarted();
+    return handle;
+  }
+
+  protected constructor(
     scope: Scope,
     readonly process: (lang: LangL) => unknown,
     readonly options: CheckedForkOptions,
   ) {
     super(scope);
-    scope.core.slots.enqueue(this);
-    scope.workStarted();
-    const signal = options.signal;
-    if (signal !== undefined) {
-      this.#onAbort = () => {
-        if (scope.core.slots.withdraw(this)) this.withdrawn(signal.reason);
-      };
-      signal.addEventListener("abort", this.#onAbort, { once: true });
-    }
   }
 
   /** The owner the pool knows, as the scope it is (not stored twice). */
@@ -50,21 +51,42 @@ export class QueuedFork extends SlotWaiter implements Settler<QueuedFork> {
 
   slotGranted(): void {
     // Admit before leaving: the scope must never look idle in between.
-    this.record = this.scope.admitProcess(this.options);
-    this.#leave();
-    this.resolve(this);
+    const record = this.scope.admitProcess(this.options);
+    record.pendingScript = this.process;
+    this.leave();
+    this.resolve(record);
   }
 
   /** Called once the pool has let go of this waiter. */
   withdrawn(reason: unknown): void {
-    this.#leave();
+    this.leave();
     this.reject(reason);
   }
 
-  #leave(): void {
-    if (this.#onAbort !== undefined) {
-      this.options.signal!.removeEventListener("abort", this.#onAbort);
-    }
+  protected leave(): void {
     this.scope.workEnded();
+  }
+}
+
+/** A queued fork with a signal: only these carry an abort listener. */
+class SignalledFork extends QueuedFork {
+  readonly #onAbort: () => void;
+
+  constructor(
+    scope: Scope,
+    process: (lang: LangL) => unknown,
+    options: CheckedForkOptions,
+    readonly signal: AbortSignal,
+  ) {
+    super(scope, process, options);
+    this.#onAbort = () => {
+      if (scope.core.slots.withdraw(this)) this.withdrawn(signal.reason);
+    };
+    signal.addEventListener("abort", this.#onAbort, { once: true });
+  }
+
+  protected override leave(): void {
+    this.signal.removeEventListener("abort", this.#onAbort);
+    super.leave();
   }
 }

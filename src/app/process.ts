@@ -33,6 +33,8 @@ export class ProcessRecord extends Cancellation {
   /** Why it did not succeed: a ProcessFailedError or ProcessCancelledError. */
   error: Error | undefined = undefined;
   observed = false;
+  /** A handed-over process's script, until it runs in its forker's context. */
+  pendingScript: ScriptFunction | undefined = undefined;
   /** The forkAll run this process is an item of, and the item's index. */
   batch: StopWaiter | undefined = undefined;
   tag = 0;
@@ -93,6 +95,12 @@ export class ProcessRecord extends Cancellation {
       (value) => this.#stop(true, value),
       (error) => this.#stop(false, error),
     );
+  }
+
+  invokePending(): void {
+    const script = this.pendingScript!;
+    this.pendingScript = undefined;
+    this.invoke(script);
   }
 
   cancel(reason?: unknown): void {

@@ -122,7 +122,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
       if (this.core.slots.tryAcquire()) {
         return Promise.resolve(handleFor<T>(this.startProcess(process, checked)));
       }
-      return new QueuedFork(this, process, checked).promise as Promise<ProcessHandle<T>>;
+      return QueuedFork.queue(this, process, checked) as Promise<ProcessHandle<T>>;
     } catch (error) {
       return Promise.reject(error);
     }

@@ -18,9 +18,6 @@ interface Retry {
  * (no separate ticket), which keeps a queued fork small.
  */
 export abstract class SlotWaiter extends QueueNode {
-  /** @internal Used by the backoff pool only. */
-  _retry: Retry | undefined = undefined;
-
   constructor(
     /** Lets a scope withdraw all of its waiters at once. */
     readonly owner: object | undefined,
@@ -96,7 +93,8 @@ class FifoSlotPool extends LocalSlots implements SlotPool {
 
 /** The book's loop: retry with growing, capped, jittered sleeps on the clock. */
 class BackoffSlotPool extends LocalSlots implements SlotPool {
-  readonly #waiting = new Set<SlotWaiter>();
+  /** Each waiter's retry state; kept here so that fifo waiters do not carry it. */
+  readonly #waiting = new Map<SlotWaiter, Retry>();
 
   constructor(
     max: number,
@@ -112,9 +110,9 @@ class BackoffSlotPool extends LocalSlots implements SlotPool {
   }
 
   enqueue(waiter: SlotWaiter): void {
-    waiter._retry = { attempt: 0, controller: new AbortController() };
-    this.#waiting.add(waiter);
-    this.#sleep(waiter, waiter._retry);
+    const retry = { attempt: 0, controller: new AbortController() };
+    this.#waiting.set(waiter, retry);
+    this.#sleep(waiter, retry);
   }
 
   /** The sleep before retry number `attempt + 1`, in ms. */
@@ -127,7 +125,7 @@ class BackoffSlotPool extends LocalSlots implements SlotPool {
   #sleep(waiter: SlotWaiter, retry: Retry): void {
     const ms = this.delayFor(retry.attempt++);
     this.clock.sleep(ms, retry.controller.signal).then(() => {
-      if (waiter._retry !== retry) return;
+      if (this.#waiting.get(waiter) !== retry) return;
       if (this.tryAcquire()) {
         this.#leave(waiter);
         waiter.slotGranted();
@@ -138,21 +136,21 @@ class BackoffSlotPool extends LocalSlots implements SlotPool {
   }
 
   withdraw(waiter: SlotWaiter): boolean {
-    if (!this.#waiting.has(waiter)) return false;
-    waiter._retry!.controller.abort();
+    const retry = this.#waiting.get(waiter);
+    if (retry === undefined) return false;
+    retry.controller.abort();
     this.#leave(waiter);
     return true;
   }
 
   withdrawOwnedBy(owner: object): SlotWaiter[] {
-    const withdrawn = [...this.#waiting].filter((waiter) => waiter.owner === owner);
+    const withdrawn = [...this.#waiting.keys()].filter((waiter) => waiter.owner === owner);
     for (const waiter of withdrawn) this.withdraw(waiter);
     return withdrawn;
   }
 
   #leave(waiter: SlotWaiter): void {
     this.#waiting.delete(waiter);
-    waiter._retry = undefined;
   }
 
   release(): void {
