@@ -65,3 +65,14 @@ export function requireObject(name: string, value: unknown): void {
     throw new TypeError(`${name} must be an object, got ${typeName(value)} ${show(value)}`);
   }
 }
+
+export function requireIterable(name: string, value: unknown): void {
+  const candidate = value as Partial<Iterable<unknown> & AsyncIterable<unknown>> | null | undefined;
+  if (
+    candidate === null || candidate === undefined ||
+    (typeof candidate[Symbol.iterator] !== "function" &&
+      typeof candidate[Symbol.asyncIterator] !== "function")
+  ) {
+    throw new TypeError(`${name} must be an iterable or async iterable, got ${show(value)}`);
+  }
+}

@@ -3,11 +3,29 @@
 import { AwaitTimeoutError } from "../errors.ts";
 import { QueueNode } from "../_linked_queue.ts";
 import type { AwaitOptions } from "./app.ts";
-import type { ProcessRecord, StopWaiter } from "./process.ts";
+import { type ProcessRecord, recordOf, type StopWaiter } from "./process.ts";
+import type { RuntimeCore } from "../runtime/core.ts";
+import { show } from "../_validate.ts";
 import type { Scope } from "./scope.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
 
 const noop = () => {};
+
+/** The record behind a handle passed to awaitResult, checked at the boundary. */
+export function awaitedRecord(handle: unknown, core: RuntimeCore): ProcessRecord {
+  const record = recordOf(handle);
+  if (record === undefined) {
+    throw new TypeError(
+      `awaitResult handle must be a ProcessHandle from forkProcess or tryForkProcess, got ${
+        show(handle)
+      }`,
+    );
+  }
+  if (record.core !== core) {
+    throw new TypeError(`awaitResult: process ${record.id}'s handle belongs to another runtime`);
+  }
+  return record;
+}
 
 export class ResultWait extends QueueNode implements StopWaiter, Settler<unknown> {
   #timer: AbortController | undefined = undefined;

@@ -4,12 +4,12 @@
 import { ScopeClosedError } from "../errors.ts";
 import type { LangL, Process, SharedVar } from "../lang/lang.ts";
 import { VarCell } from "../lang/shared_var.ts";
-import { requireFunction, show } from "../_validate.ts";
+import { requireFunction, requireIterable } from "../_validate.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { AppL, AwaitOptions, ForkOptions, ProcessHandle, ScopeOptions } from "./app.ts";
 import { LinkedQueue } from "../_linked_queue.ts";
 import { QueuedFork } from "./_queued_fork.ts";
-import { ResultWait } from "./_result_wait.ts";
+import { awaitedRecord, ResultWait } from "./_result_wait.ts";
 import { ForkAllRun, type ForkHost } from "./fork_all.ts";
 import { refuseInsideScript } from "./_guard.ts";
 import { runInline } from "./_eval_lang.ts";
@@ -19,7 +19,7 @@ import {
   checkForkOptions,
   checkScopeOptions,
 } from "./_options.ts";
-import { handleFor, type ProcessOwner, ProcessRecord, recordOf } from "./process.ts";
+import { handleFor, type ProcessOwner, ProcessRecord } from "./process.ts";
 
 /** Something in a scope that must react when the scope is cancelled. */
 export interface ScopeDependent {
@@ -140,19 +140,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   awaitResult<T>(handle: ProcessHandle<T>, options?: AwaitOptions): Promise<T> {
     try {
       this.#enter("awaitResult");
-      const record = recordOf(handle);
-      if (record === undefined) {
-        throw new TypeError(
-          `awaitResult handle must be a ProcessHandle from forkProcess or tryForkProcess, got ${
-            show(handle)
-          }`,
-        );
-      }
-      if (record.core !== this.core) {
-        throw new TypeError(
-          `awaitResult: process ${record.id}'s handle belongs to another runtime`,
-        );
-      }
+      const record = awaitedRecord(handle, this.core);
       const checked = checkAwaitOptions(options);
       if (checked.signal?.aborted && record.status === "running") {
         return Promise.reject(checked.signal.reason);
@@ -175,15 +163,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   ): Promise<T[]> {
     try {
       this.#enter("forkAll");
-      if (
-        items === null || items === undefined ||
-        (typeof (items as Iterable<I>)[Symbol.iterator] !== "function" &&
-          typeof (items as AsyncIterable<I>)[Symbol.asyncIterator] !== "function")
-      ) {
-        throw new TypeError(
-          `forkAll items must be an iterable or async iterable, got ${show(items)}`,
-        );
-      }
+      requireIterable("forkAll items", items);
       requireFunction("forkAll process", process);
       const checked = checkForkOptions("forkAll", options);
       if (checked.signal?.aborted) return Promise.reject(checked.signal.reason);
