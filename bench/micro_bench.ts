@@ -63,31 +63,28 @@ Deno.bench("tryForkProcess when full", { group: "fork" }, async (b) => {
   });
 });
 
-Deno.bench("readVar (Runtime, in evalLang)", { group: "lang" }, async (b) => {
-  await using runtime = new Runtime({ maxProcesses: CAPACITY });
-  await runtime.runApp(async (app) => {
-    const variable = app.newVar(42);
-    await app.evalLang(async (lang) => {
-      b.start();
-      const value = await lang.readVar(variable);
-      b.end();
-      if (value !== 42) throw new Error("wrong value");
-    });
-  });
-});
+const readVarRuntimes: [string, () => Runtime][] = [
+  ["readVar (Runtime, in evalLang)", () => new Runtime({ maxProcesses: CAPACITY })],
+  [
+    "readVar (createTestRuntime, traced)",
+    () => createTestRuntime({ maxProcesses: CAPACITY, seed: 1 }),
+  ],
+];
 
-Deno.bench("readVar (createTestRuntime, traced)", { group: "lang" }, async (b) => {
-  await using runtime = createTestRuntime({ maxProcesses: CAPACITY, seed: 1 });
-  await runtime.runApp(async (app) => {
-    const variable = app.newVar(42);
-    await app.evalLang(async (lang) => {
-      b.start();
-      const value = await lang.readVar(variable);
-      b.end();
-      if (value !== 42) throw new Error("wrong value");
+for (const [name, create] of readVarRuntimes) {
+  Deno.bench(name, { group: "lang" }, async (b) => {
+    await using runtime = create();
+    await runtime.runApp(async (app) => {
+      const variable = app.newVar(42);
+      await app.evalLang(async (lang) => {
+        b.start();
+        const value = await lang.readVar(variable);
+        b.end();
+        if (value !== 42) throw new Error("wrong value");
+      });
     });
   });
-});
+}
 
 Deno.bench(
   "delay(0) on the virtual clock (one auto-advance turn)",
