@@ -12,13 +12,7 @@ import type { RuntimeCore } from "../runtime/core.ts";
 import type { LogLevel } from "../runtime/observer.ts";
 import type { RandomStream } from "../runtime/random.ts";
 import type { CancelHook, Cancellation } from "./cancellation.ts";
-import {
-  isTimerClock,
-  startTimer,
-  stopTimer,
-  type TimerClock,
-  TimerEntry,
-} from "../runtime/clock.ts";
+import { startTimer, stopTimer, type TimerClock, TimerEntry } from "../runtime/clock.ts";
 import type { ProcessCancelledError } from "../errors.ts";
 import type { LangL, SharedVar, Transaction } from "./lang.ts";
 import { BufferedTransaction } from "./_transaction.ts";
@@ -79,8 +73,8 @@ export class LangInterpreter implements LangL {
       this.#enter("delay");
       requireDuration("delay ms", ms);
       this.#cancellation.throwIfRequested();
-      const clock = this.#core.clock;
-      if (!isTimerClock(clock)) return clock.sleep(ms, this.#cancellation.signal);
+      const clock = this.#core.timerClock;
+      if (clock === undefined) return this.#core.clock.sleep(ms, this.#cancellation.signal);
       const cancellation = this.#cancellation;
       const pending = new PendingDelay(clock, cancellation);
       clock[startTimer](ms, pending);

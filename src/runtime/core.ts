@@ -1,7 +1,7 @@
 // The state a runtime shares with its interpreters: the slot pool, the clock,
 // the random source, the logger, the counters and the id sequences. AppL and
 // LangL interpreters receive this object; users never see it.
-import type { Clock } from "./clock.ts";
+import { type Clock, isTimerClock, type TimerClock } from "./clock.ts";
 import type { RuntimeLogger } from "./runtime.ts";
 import type { RuntimeObserver } from "./observer.ts";
 import { RandomStream } from "./random.ts";
@@ -14,6 +14,8 @@ const INLINE_STREAM = 0;
 
 export class RuntimeCore {
   readonly slots: SlotPool;
+  /** The clock again if it has the signal-free timer fast path; decided once. */
+  readonly timerClock: TimerClock | undefined;
   started = 0;
   succeeded = 0;
   failed = 0;
@@ -30,6 +32,7 @@ export class RuntimeCore {
     readonly logger: RuntimeLogger,
     readonly observer: RuntimeObserver | undefined,
   ) {
+    this.timerClock = isTimerClock(clock) ? clock : undefined;
     this.slots = createSlotPool(maxProcesses, wait, clock, new RandomStream(seed, POOL_STREAM));
   }
 
