@@ -1,17 +1,92 @@
-// Run-time enforcement of "a script cannot fork": every LangL script runs with
-// a mark in an AsyncLocalStorage, which follows it across `await`, and every
-// AppL entry point refuses to run under that mark.
+// Run-time enforcement of "a script cannot fork": every LangL script runs
+// under a mark in an AsyncLocalStorage, which follows it across `await`, and
+// every AppL entry point refuses to run under a mark that says "script".
+//
+// Entering a new mark costs an `AsyncLocalStorage.run` (on Deno 2.9.6 a new
+// context object and a WeakMap entry, the largest cost of a short process).
+// A lane pays it once for many scripts forked from one async context (a
+// forkAll call): its mark is mutable, procpool's own code running in the
+// lane's context flips it to "internal" for the synchronous stretch it runs,
+// and everything else there, which is script code and its continuations,
+// sees "script".
 import { AsyncLocalStorage } from "node:async_hooks";
 import { NestedForkError } from "../errors.ts";
 
-const insideScript = new AsyncLocalStorage<true>();
+interface Mark {
+  internal: boolean;
+}
+
+const insideScript = new AsyncLocalStorage<Mark | undefined>();
+const SCRIPT: Mark = Object.freeze({ internal: false });
 
 /** Calls `script(...args)` marked as LangL code. */
 export function runAsScript<A extends unknown[], R>(script: (...args: A) => R, ...args: A): R {
-  return insideScript.run(true, script, ...args);
+  return insideScript.run(SCRIPT, script, ...args);
 }
 
 /** Throws NestedForkError if the caller is a LangL script. */
 export function refuseInsideScript(operation: string): void {
-  if (insideScript.getStore() === true) throw new NestedForkError(operation);
+  const mark = insideScript.getStore();
+  if (mark !== undefined && !mark.internal) throw new NestedForkError(operation);
+}
+
+/**
+ * Calls `fn` outside any mark, for procpool code that may call user code
+ * (abort listeners, log sinks) from inside a lane, so that callbacks those
+ * register do not inherit the lane.
+ */
+export function outsideScripts<R>(fn: () => R): R {
+  // Not `exit`: on Deno 2.9.6 it hides the store from synchronous code only,
+  // and callbacks scheduled inside it still inherit the mark.
+  return insideScript.getStore() === undefined ? fn() : insideScript.run(undefined, fn);
+}
+
+/**
+ * One async context for many scripts. Only code already running in the
+ * lane's context (inside {@linkcode ScriptLane.open}, or a reaction
+ * registered there) may call {@linkcode ScriptLane.script}.
+ */
+export class ScriptLane {
+  readonly #mark: Mark = { internal: true };
+
+  /** Runs `body` as internal code in a new lane, forked from the caller's context. */
+  static open<R>(body: (lane: ScriptLane) => R): R {
+    const lane = new ScriptLane();
+    try {
+      return insideScript.run(lane.#mark, body, lane);
+    } finally {
+      // From now on, whatever runs in the lane and is not procpool's own
+      // code is a script's continuation.
+      lane.#mark.internal = false;
+    }
+  }
+
+  /** Whether procpool's own code is running in this lane right now. */
+  get isCurrent(): boolean {
+    return this.#mark.internal && insideScript.getStore() === this.#mark;
+  }
+
+  /** Calls `script(a, b)` as LangL code; the caller is in the lane's context. */
+  script<A, B, R>(script: (a: A, b: B) => R, a: A, b: B): R {
+    const mark = this.#mark;
+    const before = mark.internal;
+    mark.internal = false;
+    try {
+      return script(a, b);
+    } finally {
+      mark.internal = before;
+    }
+  }
+
+  /** Runs `fn(arg)` as procpool code from a reaction registered in the lane. */
+  internal<A>(fn: (arg: A) => void, arg: A): void {
+    const mark = this.#mark;
+    const before = mark.internal;
+    mark.internal = true;
+    try {
+      fn(arg);
+    } finally {
+      mark.internal = before;
+    }
+  }
 }

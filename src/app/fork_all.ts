@@ -10,6 +10,7 @@ import { SlotWaiter } from "../runtime/slot_pool.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import type { ProcessRecord, StopWaiter } from "./process.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
+import { ScriptLane } from "./_guard.ts";
 
 /** What forkAll needs from its scope. */
 export interface ForkHost {
@@ -20,12 +21,21 @@ export interface ForkHost {
   workStarted(): void;
   workEnded(): void;
   closedError(): Error;
+  /** The scope's running processes (forkAll finds its own by their batch). */
+  runningProcesses(): Iterable<ProcessRecord>;
 }
 
 const noop = () => {};
+const arrayValues = Array.prototype[Symbol.iterator];
+
+function resume<I, T>(run: ForkAllRun<I, T>): void {
+  run.resume();
+}
 
 function resumeAfterGrant<I, T>(run: ForkAllRun<I, T>): void {
-  run.resume();
+  const lane = run.lane;
+  if (lane === undefined) run.resume();
+  else lane.internal(resume, run);
 }
 
 export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
@@ -33,9 +43,18 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
   #resolve!: (results: T[]) => void;
   #reject!: (reason: unknown) => void;
   readonly #results: T[] = [];
-  readonly #live = new Set<ProcessRecord>();
+  /** Items admitted and not yet stopped: a count, as a Set's upkeep was a sixth of a run. */
+  #live = 0;
   readonly #syncItems: Iterator<I> | undefined;
   readonly #asyncItems: AsyncIterator<I> | undefined;
+  /**
+   * Items of a plain array are read by index, inside one lane: every item
+   * runs in the context forkAll was called in, without a context switch
+   * per item. (An array's own iterator reads it the same way; other sources
+   * run user code on every step, which must not run inside the lane.)
+   */
+  readonly #arrayItems: readonly I[] | undefined;
+  lane: ScriptLane | undefined = undefined;
   #nextIndex = 0;
   #exhausted = false;
   #pulling = false;
@@ -45,6 +64,7 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
   #waitingIndex = 0;
   #granted: ProcessRecord | undefined = undefined;
   readonly #grant: Settler<ForkAllRun<I, T>> = { resolve: noop, reject: noop };
+  #grantArmed = false;
   #failure: { error: unknown } | undefined = undefined;
   #settled = false;
   readonly #onAbort: (() => void) | undefined;
@@ -69,6 +89,14 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
       this.#onAbort = () => this.#fail(signal.reason);
       signal.addEventListener("abort", this.#onAbort, { once: true });
     }
+    if (Array.isArray(items) && items[Symbol.iterator] === arrayValues) {
+      this.#arrayItems = items;
+      ScriptLane.open((lane) => {
+        this.lane = lane;
+        this.#pumpSync();
+      });
+      return;
+    }
     try {
       if (typeof (items as Iterable<I>)[Symbol.iterator] === "function") {
         this.#syncItems = (items as Iterable<I>)[Symbol.iterator]();
@@ -88,27 +116,39 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
   }
 
   #pumpSync(): void {
-    const items = this.#syncItems!;
+    const array = this.#arrayItems;
+    const items = this.#syncItems;
     const slots = this.host.core.slots;
     while (this.#failure === undefined) {
-      let step: IteratorResult<I>;
-      try {
-        step = items.next();
-      } catch (error) {
-        this.#fail(error);
-        return;
-      }
-      if (step.done) {
-        this.#exhausted = true;
-        this.#maybeSettle();
-        return;
+      let item: I;
+      if (array !== undefined) {
+        if (this.#nextIndex >= array.length) {
+          this.#exhausted = true;
+          this.#maybeSettle();
+          return;
+        }
+        item = array[this.#nextIndex];
+      } else {
+        let step: IteratorResult<I>;
+        try {
+          step = items!.next();
+        } catch (error) {
+          this.#fail(error);
+          return;
+        }
+        if (step.done) {
+          this.#exhausted = true;
+          this.#maybeSettle();
+          return;
+        }
+        item = step.value;
       }
       const index = this.#nextIndex++;
       if (!slots.tryAcquire()) {
-        this.#wait(step.value, index);
+        this.#wait(item, index);
         return;
       }
-      this.#launch(step.value, index);
+      this.#launch(item, index);
     }
   }
 
@@ -146,16 +186,27 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
     this.#waitingIndex = index;
     this.#waiting = true;
     // Registered here, in forkAll's own async context, so that the granted
-    // item runs there too (see _queued_fork.ts).
-    promiseFor(this.#grant).then(resumeAfterGrant);
+    // item runs there too (see _queued_fork.ts). A lane keeps one such
+    // reaction armed until a grant from outside uses it up.
+    if (!this.#grantArmed) {
+      promiseFor(this.#grant).then(resumeAfterGrant);
+      this.#grantArmed = this.lane !== undefined;
+    }
     this.host.core.slots.enqueue(this);
   }
 
   slotGranted(): void {
-    // The slot is taken now; the item's script runs one reaction later.
+    // The slot is taken now; the item's script runs one reaction later,
+    // unless one of this run's own items handed it over while stopping in
+    // the lane: then the context is already the right one.
     this.#waiting = false;
     this.#granted = this.#admit(this.#waitingIndex);
-    this.#grant.resolve(this);
+    if (this.lane?.isCurrent) {
+      this.resume();
+    } else {
+      this.#grantArmed = false;
+      this.#grant.resolve(this);
+    }
   }
 
   /** Runs the granted item, then goes on feeding. */
@@ -164,7 +215,7 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
     const item = this.#waitingItem as I;
     this.#granted = this.#waitingItem = undefined;
     record.invoke(this.process as (...args: never[]) => unknown, item, true);
-    if (this.#syncItems !== undefined) this.#pumpSync();
+    if (this.#asyncItems === undefined) this.#pumpSync();
     else void this.#pumpAsync();
   }
 
@@ -177,12 +228,13 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
     const record = this.host.admitProcess(this.options, name);
     record.tag = index;
     record.batch = this;
-    this.#live.add(record);
+    record.lane = this.lane;
+    this.#live++;
     return record;
   }
 
   processStopped(record: ProcessRecord): void {
-    this.#live.delete(record);
+    this.#live--;
     if (record.status === "succeeded") {
       this.#results[record.tag] = record.value as T;
     } else if (this.#failure === undefined) {
@@ -203,7 +255,9 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
     const reason = new ProcessCancelledError("a sibling in forkAll did not succeed", {
       cause: error,
     });
-    for (const record of this.#live) record.cancel(reason);
+    for (const record of [...this.host.runningProcesses()]) {
+      if (record.batch === this) record.cancel(reason);
+    }
     // Close the source so a generator can run its cleanup.
     try {
       const closing = this.#syncItems?.return?.() ?? this.#asyncItems?.return?.();
@@ -215,7 +269,7 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
   }
 
   #maybeSettle(): void {
-    if (this.#settled || this.#live.size > 0 || this.#waiting || this.#pulling) return;
+    if (this.#settled || this.#live > 0 || this.#waiting || this.#pulling) return;
     if (this.#failure === undefined && !this.#exhausted) return;
     this.#settled = true;
     if (this.#onAbort !== undefined) {

@@ -8,7 +8,7 @@ import type { LangL } from "../lang/lang.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { ProcessHandle, ProcessStatus } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
-import { runAsScript } from "./_guard.ts";
+import { outsideScripts, runAsScript, type ScriptLane } from "./_guard.ts";
 
 /** Told once when a process stops. */
 export interface StopWaiter {
@@ -38,6 +38,8 @@ export class ProcessRecord extends Cancellation {
   /** The forkAll run this process is an item of, and the item's index. */
   batch: StopWaiter | undefined = undefined;
   tag = 0;
+  /** The lane the script runs in (forkAll over an array), else its own mark. */
+  lane: ScriptLane | undefined = undefined;
   // Usually zero or one waiter: keep one inline, spill to a Set (O(1)
   // removal when many awaits with timeouts give up on one long process).
   #stopWaiter: StopWaiter | undefined = undefined;
@@ -72,7 +74,9 @@ export class ProcessRecord extends Cancellation {
     // Asked once per process: LogTape's check walks the category tree.
     this.#debug = core.logger.isEnabledFor("debug");
     if (this.#debug) {
-      core.logger.debug("forked process {processId}", { processId: this.id, name: this.name });
+      outsideScripts(() =>
+        core.logger.debug("forked process {processId}", { processId: this.id, name: this.name })
+      );
     }
   }
 
@@ -82,19 +86,29 @@ export class ProcessRecord extends Cancellation {
    */
   invoke(fn: ScriptFunction, item?: unknown, withItem = false): void {
     const lang: LangL = new LangInterpreter(this.owner.core, this.id, this.name, this);
+    const lane = this.lane;
     let result: unknown;
     try {
-      result = withItem ? runAsScript(fn, item, lang) : runAsScript(fn, lang);
+      if (lane !== undefined) result = lane.script(fn, item, lang);
+      else result = withItem ? runAsScript(fn, item, lang) : runAsScript(fn, lang);
     } catch (error) {
       // Settle asynchronously even for a synchronous throw: a hand-off chain of
       // such processes must not grow the stack.
       result = Promise.reject(error);
     }
-    // Registered here, outside runAsScript, so the bookkeeping is not LangL code.
-    Promise.resolve(result).then(
-      (value) => this.#stop(true, value),
-      (error) => this.#stop(false, error),
-    );
+    // Registered outside the script's mark, so the bookkeeping is not LangL
+    // code; in a lane, the bookkeeping marks itself as procpool's own.
+    if (lane === undefined) {
+      Promise.resolve(result).then(
+        (value) => this.#stop(true, value),
+        (error) => this.#stop(false, error),
+      );
+    } else {
+      Promise.resolve(result).then(
+        (value) => this.#stopInLane(lane, true, value),
+        (error) => this.#stopInLane(lane, false, error),
+      );
+    }
   }
 
   invokePending(): void {
@@ -180,6 +194,17 @@ export class ProcessRecord extends Cancellation {
     this.#signal = signal;
     this.#onSignalAbort = () => this.cancel(signal.reason);
     signal.addEventListener("abort", this.#onSignalAbort, { once: true });
+  }
+
+  /**
+   * A success is only bookkeeping, which may run in the lane. A failure can
+   * reach user code (failFast aborts the scope's signal, whose listeners run
+   * synchronously), as can debug logging: those leave the lane, so nothing
+   * the user code schedules inherits it.
+   */
+  #stopInLane(lane: ScriptLane, returned: boolean, outcome: unknown): void {
+    if (returned && !this.#debug) lane.internal(() => this.#stop(true, outcome), undefined);
+    else outsideScripts(() => this.#stop(returned, outcome));
   }
 
   #stop(returned: boolean, outcome: unknown): void {

@@ -240,6 +240,10 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     this.#checkIdle();
   }
 
+  runningProcesses(): Iterable<ProcessRecord> {
+    return this.#running;
+  }
+
   failureObserved(record: ProcessRecord): void {
     this.#unobserved.delete(record);
   }
