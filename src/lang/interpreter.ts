@@ -30,7 +30,6 @@ const LOG_METHOD: Record<LogLevel, "debug" | "info" | "warn" | "error"> = {
 class PendingDelay extends TimerEntry implements CancelHook, Settler<void> {
   resolve!: () => void;
   reject!: (reason: unknown) => void;
-  readonly promise: Promise<void> = promiseFor(this);
 
   constructor(readonly clock: TimerClock, readonly cancellation: Cancellation) {
     super();
@@ -77,9 +76,10 @@ export class LangInterpreter implements LangL {
       if (clock === undefined) return this.#core.clock.sleep(ms, this.#cancellation.signal);
       const cancellation = this.#cancellation;
       const pending = new PendingDelay(clock, cancellation);
+      const promise = promiseFor<void>(pending);
       clock[startTimer](ms, pending);
       cancellation.addHook(pending);
-      return pending.promise;
+      return promise;
     } catch (error) {
       return Promise.reject(error);
     }

@@ -16,6 +16,9 @@ export class TraceLog {
   readonly #opIndex = new Map<string, number>();
   readonly #events: TraceEvent[] = [];
   #length = 0;
+  // Runs of one op (a loop of delays) skip the map lookup.
+  #lastOp = "";
+  #lastOpCode = -1;
 
   /** Bound once, so the observer call allocates nothing. */
   readonly record: RuntimeObserver["trace"] = (processId, op, time) => {
@@ -25,11 +28,13 @@ export class TraceLog {
       this.#times.push([]);
     }
     const chunk = this.#length >>> CHUNK_BITS;
-    let opCode = this.#opIndex.get(op);
+    let opCode = op === this.#lastOp ? this.#lastOpCode : this.#opIndex.get(op);
     if (opCode === undefined) {
       opCode = this.#opNames.push(op) - 1;
       this.#opIndex.set(op, opCode);
     }
+    this.#lastOp = op;
+    this.#lastOpCode = opCode;
     this.#ids[chunk].push(processId);
     this.#ops[chunk].push(opCode);
     this.#times[chunk].push(time);
