@@ -20,14 +20,18 @@ export class TraceLog {
   #lastOp = "";
   #lastOpCode = -1;
 
+  // The chunks being filled, kept at hand: one delay records one event.
+  #idChunk: number[] = [];
+  #opChunk: number[] = [];
+  #timeChunk: number[] = [];
+
   /** Bound once, so the observer call allocates nothing. */
   readonly record: RuntimeObserver["trace"] = (processId, op, time) => {
     if ((this.#length & (CHUNK - 1)) === 0) {
-      this.#ids.push([]);
-      this.#ops.push([]);
-      this.#times.push([]);
+      this.#ids.push(this.#idChunk = []);
+      this.#ops.push(this.#opChunk = []);
+      this.#times.push(this.#timeChunk = []);
     }
-    const chunk = this.#length >>> CHUNK_BITS;
     let opCode = op === this.#lastOp ? this.#lastOpCode : this.#opIndex.get(op);
     if (opCode === undefined) {
       opCode = this.#opNames.push(op) - 1;
@@ -35,9 +39,9 @@ export class TraceLog {
     }
     this.#lastOp = op;
     this.#lastOpCode = opCode;
-    this.#ids[chunk].push(processId);
-    this.#ops[chunk].push(opCode);
-    this.#times[chunk].push(time);
+    this.#idChunk.push(processId);
+    this.#opChunk.push(opCode);
+    this.#timeChunk.push(time);
     this.#length++;
   };
 
