@@ -52,6 +52,26 @@ class MinimalForkPool {
   }
 }
 
+/**
+ * What any pool that gives each task its own process must allocate per task,
+ * and nothing else: a record with a process's status, outcome and
+ * cancellation fields, a separate object handed to the task (LangL's place),
+ * and the counters `stats()` reports. The worker loop plus these is the floor
+ * for the forkAll row.
+ */
+class MinimalProcess {
+  status = 0;
+  value: unknown = undefined;
+  error: unknown = undefined;
+  cancelReason: unknown = undefined;
+  cancelHook: unknown = undefined;
+  constructor(readonly id: number, readonly name: string | undefined) {}
+}
+
+class MinimalLang {
+  constructor(readonly processId: number, readonly process: MinimalProcess) {}
+}
+
 export type Impl = (items: readonly number[], concurrency: number) => Promise<number[]>;
 
 /** forkProcess + awaitResult, every fork started at once (the p-limit shape). */
@@ -132,6 +152,29 @@ export const impls: Record<string, Impl> = {
     return await Promise.all(
       items.map(async (i) => pool.awaitResult(await pool.fork(() => task(i)))),
     );
+  },
+
+  "ref: worker loop + process objects": async (items, concurrency) => {
+    const results: number[] = new Array(items.length);
+    const stats = { started: 0, succeeded: 0, active: 0 };
+    let next = 0;
+    const worker = async () => {
+      while (next < items.length) {
+        const i = next++;
+        stats.started++;
+        stats.active++;
+        const process = new MinimalProcess(stats.started, undefined);
+        const lang = new MinimalLang(process.id, process);
+        const value = await task(items[i]);
+        process.status = lang.processId > 0 ? 1 : 2;
+        process.value = value;
+        stats.succeeded++;
+        stats.active--;
+        results[i] = value;
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    return results;
   },
 
   "ref: unbounded Promise.all": (items) => Promise.all(items.map((i) => task(i))),
