@@ -71,15 +71,8 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     // The scope reports one error; any other failure is logged, never dropped.
     const reported = this.#failFastError ?? (bodyThrew ? bodyError : undefined);
     if (this.#failFastError !== undefined || bodyThrew) {
-      for (const error of unobserved) {
-        this.core.logger.error(
-          "a process failure was not reported because the scope failed: {error}",
-          {
-            error,
-            reported,
-          },
-        );
-      }
+      const message = "a process failure was not reported because the scope failed: {error}";
+      for (const error of unobserved) this.core.logger.error(message, { error, reported });
       throw reported;
     }
     if (unobserved.length === 1) throw unobserved[0];
