@@ -2,17 +2,18 @@
 // It is still LangL code (process id 0, no AppL) and is cancelled with its
 // scope, which waits for it like for any other work.
 import { ProcessCancelledError } from "../errors.ts";
-import { Cancellation } from "../lang/cancellation.ts";
+import { requestCancellation } from "../lang/cancellation.ts";
 import { LangInterpreter } from "../lang/interpreter.ts";
 import type { Process } from "../lang/lang.ts";
 import { runAsScript } from "./_guard.ts";
 import type { Scope, ScopeDependent } from "./scope.ts";
 
 export function runInline<T>(scope: Scope, script: Process<T>): Promise<T> {
-  const cancellation = new Cancellation();
+  const lang = new LangInterpreter(scope.core, 0, undefined);
   const dependent: ScopeDependent = {
     scopeCancelled: (reason) =>
-      cancellation.request(
+      requestCancellation(
+        lang,
         new ProcessCancelledError("an evalLang script was cancelled with its scope", {
           cause: reason,
         }),
@@ -20,7 +21,6 @@ export function runInline<T>(scope: Scope, script: Process<T>): Promise<T> {
   };
   scope.addDependent(dependent);
   scope.workStarted();
-  const lang = new LangInterpreter(scope.core, 0, undefined, cancellation);
   let result: T | Promise<T>;
   try {
     result = runAsScript(script, lang);

@@ -2,7 +2,8 @@
 // bookkeeping after the stop (status, counters, slot release, owner, waiters),
 // which always runs outside the script's context.
 import { ProcessCancelledError, ProcessFailedError, ProcessTimeoutError } from "../errors.ts";
-import { Cancellation } from "../lang/cancellation.ts";
+import { cancellationReason, requestCancellation } from "../lang/cancellation.ts";
+import { QueueNode } from "../_linked_queue.ts";
 import { LangInterpreter } from "../lang/interpreter.ts";
 import type { LangL } from "../lang/lang.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
@@ -27,7 +28,11 @@ type ScriptFunction = (...args: any[]) => unknown;
 
 const noop = () => {};
 
-export class ProcessRecord extends Cancellation {
+// A QueueNode so that the scope owning a process can keep its running
+// processes in an O(1) intrusive list rather than a hashed Set.
+export class ProcessRecord extends QueueNode {
+  /** The script's LangL object, which also holds the process's cancellation state. */
+  readonly lang: LangInterpreter;
   status: ProcessStatus = "running";
   value: unknown = undefined;
   /** Why it did not succeed: a ProcessFailedError or ProcessCancelledError. */
@@ -56,6 +61,7 @@ export class ProcessRecord extends Cancellation {
     readonly name: string | undefined,
   ) {
     super();
+    this.lang = new LangInterpreter(owner.core, id, name);
   }
 
   get core(): RuntimeCore {
@@ -85,7 +91,7 @@ export class ProcessRecord extends Cancellation {
    * LangL code and in the caller's async context, which the process inherits.
    */
   invoke(fn: ScriptFunction, item?: unknown, withItem = false): void {
-    const lang: LangL = new LangInterpreter(this.owner.core, this.id, this.name, this);
+    const lang: LangL = this.lang;
     const lane = this.lane;
     let result: unknown;
     try {
@@ -171,11 +177,11 @@ export class ProcessRecord extends Cancellation {
    * that happened before the request) is judged without it.
    */
   #requestCancel(error: ProcessCancelledError): boolean {
-    if (this.requested) return false;
+    if (cancellationReason(this.lang) !== undefined) return false;
     // Queued before the request runs its hooks, so that a rejection those
     // hooks cause settles after it.
     queueMicrotask(() => this.#cancelSeen = true);
-    return this.request(error);
+    return requestCancellation(this.lang, error);
   }
 
   #armTimeout(timeoutMs: number): void {
@@ -215,7 +221,7 @@ export class ProcessRecord extends Cancellation {
       core.succeeded++;
     } else if (this.#cancelSeen) {
       this.status = "cancelled";
-      this.error = this.reason;
+      this.error = cancellationReason(this.lang);
       core.cancelled++;
     } else {
       this.status = "failed";

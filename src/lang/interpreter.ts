@@ -11,7 +11,13 @@ import {
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { LogLevel } from "../runtime/observer.ts";
 import type { RandomStream } from "../runtime/random.ts";
-import type { CancelHook, Cancellation } from "./cancellation.ts";
+import {
+  addCancelHook,
+  type CancelHook,
+  Cancellation,
+  removeCancelHook,
+  throwIfCancelled,
+} from "./cancellation.ts";
 import { startTimer, stopTimer, type TimerClock, TimerEntry } from "../runtime/clock.ts";
 import type { ProcessCancelledError } from "../errors.ts";
 import type { LangL, SharedVar, Transaction } from "./lang.ts";
@@ -36,7 +42,7 @@ class PendingDelay extends TimerEntry implements CancelHook, Settler<void> {
   }
 
   timerFired(): void {
-    this.cancellation.removeHook(this);
+    removeCancelHook(this.cancellation, this);
     this.resolve();
   }
 
@@ -46,39 +52,29 @@ class PendingDelay extends TimerEntry implements CancelHook, Settler<void> {
   }
 }
 
-export class LangInterpreter implements LangL {
+/** A process's LangL object, which also carries its cancellation state. */
+export class LangInterpreter extends Cancellation implements LangL {
   readonly #core: RuntimeCore;
   readonly #name: string | undefined;
-  readonly #cancellation: Cancellation;
   #random: RandomStream | undefined = undefined;
 
-  constructor(
-    core: RuntimeCore,
-    readonly processId: number,
-    name: string | undefined,
-    cancellation: Cancellation,
-  ) {
+  constructor(core: RuntimeCore, readonly processId: number, name: string | undefined) {
+    super();
     this.#core = core;
     this.#name = name;
-    this.#cancellation = cancellation;
-  }
-
-  get signal(): AbortSignal {
-    return this.#cancellation.signal;
   }
 
   delay(ms: number): Promise<void> {
     try {
       this.#enter("delay");
       requireDuration("delay ms", ms);
-      this.#cancellation.throwIfRequested();
+      throwIfCancelled(this);
       const clock = this.#core.timerClock;
-      if (clock === undefined) return this.#core.clock.sleep(ms, this.#cancellation.signal);
-      const cancellation = this.#cancellation;
-      const pending = new PendingDelay(clock, cancellation);
+      if (clock === undefined) return this.#core.clock.sleep(ms, this.signal);
+      const pending = new PendingDelay(clock, this);
       const promise = promiseFor<void>(pending);
       clock[startTimer](ms, pending);
-      cancellation.addHook(pending);
+      addCancelHook(this, pending);
       return promise;
     } catch (error) {
       return Promise.reject(error);
@@ -114,10 +110,10 @@ export class LangInterpreter implements LangL {
     try {
       this.#enter("readVar");
       const cell = this.#cell(variable, "readVar");
-      this.#cancellation.throwIfRequested();
+      throwIfCancelled(this);
       if (cell.holder === undefined) return Promise.resolve(cell.value);
       this.#refuseReentry(cell, "readVar");
-      return cell.lock(this, this.#cancellation.signal).then(() => {
+      return cell.lock(this, this.signal).then(() => {
         const value = cell.value;
         cell.unlock();
         return value;
@@ -131,13 +127,13 @@ export class LangInterpreter implements LangL {
     try {
       this.#enter("writeVar");
       const cell = this.#cell(variable, "writeVar");
-      this.#cancellation.throwIfRequested();
+      throwIfCancelled(this);
       if (cell.holder === undefined) {
         cell.value = value;
         return Promise.resolve();
       }
       this.#refuseReentry(cell, "writeVar");
-      return cell.lock(this, this.#cancellation.signal).then(() => {
+      return cell.lock(this, this.signal).then(() => {
         cell.value = value;
         cell.unlock();
       });
@@ -150,13 +146,13 @@ export class LangInterpreter implements LangL {
     this.#enter("modifyVar");
     const cell = this.#cell(variable, "modifyVar");
     requireFunction("modifyVar f", f);
-    this.#cancellation.throwIfRequested();
+    throwIfCancelled(this);
     this.#refuseReentry(cell, "modifyVar");
-    if (!cell.tryLock(this)) await cell.lock(this, this.#cancellation.signal);
+    if (!cell.tryLock(this)) await cell.lock(this, this.signal);
     try {
       const next = await f(cell.value);
       // Like atomically: a cancelled process's change is rolled back.
-      this.#cancellation.throwIfRequested();
+      throwIfCancelled(this);
       cell.value = next;
       return next;
     } finally {
@@ -176,7 +172,7 @@ export class LangInterpreter implements LangL {
     requireFunction("atomically body", body);
     const cells = [...new Set(vars.map((v, i) => this.#cell(v, `atomically vars[${i}]`)))];
     for (const cell of cells) this.#refuseReentry(cell, "atomically");
-    this.#cancellation.throwIfRequested();
+    throwIfCancelled(this);
     // A single global order (by id) means two processes can never each hold
     // what the other waits for.
     cells.sort((a, b) => a.id - b.id);
@@ -184,11 +180,11 @@ export class LangInterpreter implements LangL {
     const tx = new BufferedTransaction(new Set(cells));
     try {
       for (const cell of cells) {
-        if (!cell.tryLock(this)) await cell.lock(this, this.#cancellation.signal);
+        if (!cell.tryLock(this)) await cell.lock(this, this.signal);
         held.push(cell);
       }
       const result = await body(tx);
-      this.#cancellation.throwIfRequested();
+      throwIfCancelled(this);
       tx.commit();
       return result;
     } finally {
@@ -217,8 +213,8 @@ export class LangInterpreter implements LangL {
     try {
       this.#enter("evalIO");
       requireFunction("evalIO io", io);
-      this.#cancellation.throwIfRequested();
-      return Promise.resolve(io(this.#cancellation.signal));
+      throwIfCancelled(this);
+      return Promise.resolve(io(this.signal));
     } catch (error) {
       return Promise.reject(error);
     }
