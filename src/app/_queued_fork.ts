@@ -4,7 +4,8 @@ import type { LangL } from "../lang/lang.ts";
 import { SlotWaiter } from "../runtime/slot_pool.ts";
 import type { ProcessHandle } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
-import { handleFor, type ProcessRecord } from "./process.ts";
+import type { ProcessRecord } from "./process.ts";
+import { handleFor } from "./_handle.ts";
 import type { Scope } from "./scope.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
 

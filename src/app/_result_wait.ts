@@ -3,7 +3,8 @@
 import { AwaitTimeoutError } from "../errors.ts";
 import { QueueNode } from "../_linked_queue.ts";
 import type { AwaitOptions } from "./app.ts";
-import { type ProcessRecord, recordOf, type StopWaiter } from "./process.ts";
+import type { ProcessRecord, StopWaiter } from "./process.ts";
+import { recordOf } from "./_handle.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import { show } from "../_validate.ts";
 import type { Scope } from "./scope.ts";

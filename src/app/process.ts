@@ -7,7 +7,7 @@ import { QueueNode } from "../_linked_queue.ts";
 import { LangInterpreter } from "../lang/interpreter.ts";
 import type { LangL } from "../lang/lang.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
-import type { ProcessHandle, ProcessStatus } from "./app.ts";
+import type { ProcessStatus } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import { outsideScripts, runAsScript, type ScriptLane } from "./_guard.ts";
 
@@ -256,50 +256,4 @@ export class ProcessRecord extends QueueNode {
       });
     }
   }
-}
-
-class Handle<T> implements ProcessHandle<T> {
-  readonly #record: ProcessRecord;
-
-  constructor(record: ProcessRecord) {
-    this.#record = record;
-  }
-
-  static recordOf(value: object): ProcessRecord | undefined {
-    return #record in value ? (value as Handle<unknown>).#record : undefined;
-  }
-
-  get id(): number {
-    return this.#record.id;
-  }
-
-  get name(): string | undefined {
-    return this.#record.name;
-  }
-
-  get status(): ProcessStatus {
-    return this.#record.status;
-  }
-
-  cancel(reason?: unknown): void {
-    this.#record.cancel(reason);
-  }
-
-  [Symbol.dispose](): void {
-    this.#record.cancel("its handle was disposed");
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    this.#record.cancel("its handle was disposed");
-    return this.#record.stopped();
-  }
-}
-
-export function handleFor<T>(record: ProcessRecord): ProcessHandle<T> {
-  return new Handle<T>(record);
-}
-
-/** The record behind a handle of ours, or undefined for anything else. */
-export function recordOf(handle: unknown): ProcessRecord | undefined {
-  return typeof handle === "object" && handle !== null ? Handle.recordOf(handle) : undefined;
 }

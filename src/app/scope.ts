@@ -19,7 +19,8 @@ import {
   checkForkOptions,
   checkScopeOptions,
 } from "./_options.ts";
-import { handleFor, type ProcessOwner, ProcessRecord } from "./process.ts";
+import { type ProcessOwner, ProcessRecord } from "./process.ts";
+import { handleFor } from "./_handle.ts";
 
 /** Something in a scope that must react when the scope is cancelled. */
 export interface ScopeDependent {
