@@ -1,5 +1,6 @@
 // The pool itself (API.md points 1–3): the bound, when a slot comes back, how
 // forks wait under fifo and backoff, how a wait is withdrawn, tryForkProcess.
+// Backoff's sleep schedule has its own file, backoff_test.ts.
 import {
   assert,
   assertEquals,
@@ -8,24 +9,11 @@ import {
   assertRejects,
   assertStrictEquals,
 } from "@std/assert";
-import { backoff, type Clock, fifo, Runtime, ScopeClosedError, type WaitPolicy } from "../mod.ts";
+import { backoff, fifo, Runtime, ScopeClosedError, type WaitPolicy } from "../mod.ts";
 import { createTestRuntime, VirtualClock } from "../testing.ts";
 
 /** One macrotask turn: lets every queued microtask run. */
 const turn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
-
-/** A clock that records every sleep it is asked for, on top of a VirtualClock. */
-function recordingClock(virtual: VirtualClock): Clock & { sleeps: number[] } {
-  const sleeps: number[] = [];
-  return {
-    sleeps,
-    now: () => virtual.now(),
-    sleep: (ms, signal) => {
-      sleeps.push(ms);
-      return virtual.sleep(ms, signal);
-    },
-  };
-}
 
 const policies: [string, WaitPolicy][] = [
   ["fifo", fifo()],
@@ -163,58 +151,6 @@ Deno.test("fifo: forks wait at capacity, start in order, and get the slot by han
     for (const fork of queued) await app.awaitResult(await fork);
   });
   assertEquals(order, [0, 1, 2, 3, 4]);
-});
-
-Deno.test("backoff retries with growing sleeps on the runtime clock, capped by maxMs", async () => {
-  const virtual = new VirtualClock();
-  const clock = recordingClock(virtual);
-  const wait = backoff({ initialMs: 10, factor: 2, maxMs: 50, jitter: 0 });
-  await using runtime = new Runtime({ maxProcesses: 1, clock, wait });
-  const gate = Promise.withResolvers<void>();
-  await runtime.runApp(async (app) => {
-    const holder = await app.forkProcess(() => gate.promise);
-    let startedAt = -1;
-    const waiting = app.forkProcess((lang) => {
-      startedAt = lang.now();
-    });
-    waiting.catch(() => {}); // keeps a failed assertion's report readable
-    assertEquals(clock.sleeps, [10]);
-    assertEquals(runtime.stats().waiting, 1);
-    await virtual.advance(10 + 20 + 40 + 50);
-    assertEquals(clock.sleeps, [10, 20, 40, 50, 50]);
-    gate.resolve();
-    await app.awaitResult(holder);
-    assertEquals(startedAt, -1, "a backoff waiter only notices a free slot when it wakes");
-    await virtual.advance(50);
-    await app.awaitResult(await waiting);
-    assertEquals(startedAt, 170);
-    assertEquals(runtime.stats().waiting, 0);
-  });
-});
-
-Deno.test("backoff jitter comes from the seeded random source", async () => {
-  const sleepsFor = async (seed: number) => {
-    const virtual = new VirtualClock();
-    const clock = recordingClock(virtual);
-    const wait = backoff({ initialMs: 100, factor: 1, maxMs: 100, jitter: 0.5 });
-    await using runtime = new Runtime({ maxProcesses: 1, clock, wait, seed });
-    const gate = Promise.withResolvers<void>();
-    await runtime.runApp(async (app) => {
-      const holder = await app.forkProcess(() => gate.promise);
-      const waiting = app.forkProcess(() => {});
-      waiting.catch(() => {});
-      while (clock.sleeps.length < 20) await virtual.advance(200);
-      gate.resolve();
-      await app.awaitResult(holder);
-      await virtual.advance(200);
-      await app.awaitResult(await waiting);
-    });
-    return clock.sleeps.slice(0, 20);
-  };
-  const sleeps = await sleepsFor(5);
-  assert(sleeps.every((ms) => ms >= 50 && ms <= 150), `out of ±50 %: ${sleeps}`);
-  assert(new Set(sleeps).size > 1, "jitter 0.5 should spread the sleeps");
-  assertEquals(await sleepsFor(5), sleeps);
 });
 
 Deno.test("a waiting fork is withdrawn by its signal", async (t) => {
