@@ -166,6 +166,7 @@ export const impls: Record<string, Impl> = {
         const process = new MinimalProcess(stats.started, undefined);
         const lang = new MinimalLang(process.id, process);
         const value = await task(items[i]);
+        // Reads the LangL stand-in, so the JIT cannot drop its allocation.
         process.status = lang.processId > 0 ? 1 : 2;
         process.value = value;
         stats.succeeded++;

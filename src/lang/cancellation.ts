@@ -34,6 +34,7 @@ export let requestCancellation: (
 /** Calls `hook.cancelled` on cancellation, unless removed first. */
 export let addCancelHook: (cancellation: Cancellation, hook: CancelHook) => void;
 
+/** Forgets a hook whose operation ended on its own (a delay that fired). */
 export let removeCancelHook: (cancellation: Cancellation, hook: CancelHook) => void;
 
 export class Cancellation {
