@@ -1,6 +1,13 @@
 // Validation of the option bags AppL accepts, done once at the boundary.
-import { requireDuration, requireObject, requireSignal, show } from "../_validate.ts";
+import {
+  requireDuration,
+  requireFunction,
+  requireObject,
+  requireSignal,
+  show,
+} from "../_validate.ts";
 import type { AwaitOptions, ForkOptions, ScopeOptions } from "./app.ts";
+import type { FailureHandler } from "./_failures.ts";
 
 export interface CheckedForkOptions {
   readonly signal: AbortSignal | undefined;
@@ -37,12 +44,26 @@ export function checkAwaitOptions(options: AwaitOptions | undefined): AwaitOptio
   return { signal, timeoutMs: timeoutMs === Infinity ? undefined : timeoutMs };
 }
 
-export function checkScopeOptions(op: string, options: ScopeOptions | undefined): boolean {
-  if (options === undefined) return false;
+export interface CheckedScopeOptions {
+  readonly failFast: boolean;
+  readonly onFailure: FailureHandler | undefined;
+}
+
+const NO_SCOPE_OPTIONS: CheckedScopeOptions = Object.freeze({
+  failFast: false,
+  onFailure: undefined,
+});
+
+export function checkScopeOptions(
+  op: string,
+  options: ScopeOptions | undefined,
+): CheckedScopeOptions {
+  if (options === undefined) return NO_SCOPE_OPTIONS;
   requireObject(`${op} options`, options);
-  const { failFast = false } = options;
+  const { failFast = false, onFailure } = options;
   if (typeof failFast !== "boolean") {
     throw new TypeError(`${op} options.failFast must be a boolean, got ${show(failFast)}`);
   }
-  return failFast;
+  if (onFailure !== undefined) requireFunction(`${op} options.onFailure`, onFailure);
+  return { failFast, onFailure };
 }

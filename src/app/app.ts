@@ -6,6 +6,7 @@
  * @module
  */
 import type { LangL, Process, SharedVar } from "../lang/lang.ts";
+import type { ProcessFailedError } from "../errors.ts";
 
 /**
  * Options for `forkProcess`, `tryForkProcess` and `forkAll`.
@@ -44,15 +45,38 @@ export interface AwaitOptions {
 /**
  * Options for `runApp` and `app.scope`.
  *
- * @example
+ * @example A long-lived scope that reports each failure as it happens
  * ```ts
- * import type { ScopeOptions } from "../../mod.ts";
- * const options: ScopeOptions = { failFast: true };
+ * import { Runtime } from "@procpool/procpool";
+ * await using runtime = new Runtime({ maxProcesses: 2 });
+ * const failed: number[] = [];
+ * await runtime.runApp(async (app) => {
+ *   for (let i = 0; i < 3; i++) {
+ *     await app.forkProcess(() => {
+ *       throw new Error("job failed");
+ *     });
+ *   }
+ * }, { onFailure: (error) => failed.push(error.processId) });
+ * console.assert(failed.join() === "1,2,3"); // and runApp resolved: every failure was observed
  * ```
  */
 export interface ScopeOptions {
-  /** The first process failure cancels the rest of the scope. Default false. */
+  /**
+   * The first process failure cancels the rest of the scope, which rejects
+   * with it. Default false.
+   */
   failFast?: boolean;
+  /**
+   * Called once for each `ProcessFailedError` of this scope's own processes
+   * (not its nested scopes'), as it happens, unless something delivers it
+   * anyway: an `awaitResult` already waiting for it, the `forkAll` call it
+   * belongs to, or failFast's rejection of the scope. A failure handed to it
+   * counts as observed and the scope keeps no reference to it. If it throws
+   * (or returns a promise that rejects), that is logged at error level and the
+   * failure still counts as observed. It runs outside any process, so it may
+   * fork (a retry) while the scope is open.
+   */
+  onFailure?: (error: ProcessFailedError) => void;
 }
 
 /**

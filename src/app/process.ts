@@ -20,6 +20,8 @@ export interface StopWaiter {
 export interface ProcessOwner {
   readonly core: RuntimeCore;
   processStopped(record: ProcessRecord): void;
+  /** A failure, after everything that could deliver it has heard of it. */
+  failureSettled(record: ProcessRecord): void;
   failureObserved(record: ProcessRecord): void;
 }
 
@@ -247,6 +249,7 @@ export class ProcessRecord extends QueueNode {
       first.processStopped(this);
       if (more !== undefined) { for (const waiter of more) waiter.processStopped(this); }
     }
+    if (this.status === "failed") this.owner.failureSettled(this);
     if (this.#debug) {
       core.logger.debug("process {processId} {status}", {
         processId: this.id,

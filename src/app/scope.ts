@@ -16,11 +16,13 @@ import { runInline } from "./_eval_lang.ts";
 import {
   checkAwaitOptions,
   type CheckedForkOptions,
+  type CheckedScopeOptions,
   checkForkOptions,
   checkScopeOptions,
 } from "./_options.ts";
 import { type ProcessOwner, ProcessRecord } from "./process.ts";
 import { handleFor } from "./_handle.ts";
+import { ScopeFailures } from "./_failures.ts";
 
 /** Something in a scope that must react when the scope is cancelled. */
 export interface ScopeDependent {
@@ -38,15 +40,16 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   readonly #children = new Set<Scope>();
   /** Work besides running processes that the scope must wait for. */
   #pendingWork = 0;
-  readonly #unobserved = new Set<ProcessRecord>();
-  #failFastError: Error | undefined = undefined;
+  readonly failures: ScopeFailures;
   #onIdle: (() => void) | undefined = undefined;
 
   constructor(
     readonly core: RuntimeCore,
     readonly parent: Scope | undefined,
-    readonly failFast: boolean,
-  ) {}
+    options: CheckedScopeOptions,
+  ) {
+    this.failures = new ScopeFailures(core.logger, options.failFast, options.onFailure);
+  }
 
   get signal(): AbortSignal {
     return this.#controller.signal;
@@ -55,34 +58,18 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   /** Runs `body` as this scope's body and ends the scope (see API.md point 5). */
   async run<T>(body: (app: AppL) => Promise<T>): Promise<T> {
     let result: T | undefined;
-    let bodyThrew = false;
-    let bodyError: unknown;
+    let bodyError: { error: unknown } | undefined;
     try {
       result = await body(this);
     } catch (error) {
-      bodyThrew = true;
-      bodyError = error;
+      bodyError = { error };
       this.cancel(error);
     }
     if (!this.#isIdle()) await new Promise<void>((resolve) => this.#onIdle = resolve);
     this.#state = "closed";
     if (this.parent !== undefined) this.parent.#childEnded(this);
-    const unobserved = [...this.#unobserved].map((record) => record.error!);
-    this.#unobserved.clear();
-    // The scope reports one error; any other failure is logged, never dropped.
-    const reported = this.#failFastError ?? (bodyThrew ? bodyError : undefined);
-    if (this.#failFastError !== undefined || bodyThrew) {
-      const message = "a process failure was not reported because the scope failed: {error}";
-      for (const error of unobserved) this.core.logger.error(message, { error, reported });
-      throw reported;
-    }
-    if (unobserved.length === 1) throw unobserved[0];
-    if (unobserved.length > 1) {
-      throw new AggregateError(
-        unobserved,
-        `${unobserved.length} processes failed and nobody awaited their results`,
-      );
-    }
+    const failure = this.failures.conclude(bodyError);
+    if (failure !== undefined) throw failure.error;
     return result as T;
   }
 
@@ -223,14 +210,13 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
 
   processStopped(record: ProcessRecord): void {
     this.#running.remove(record);
-    if (record.status === "failed") {
-      this.#unobserved.add(record);
-      if (this.failFast && this.#failFastError === undefined) {
-        this.#failFastError = record.error;
-        record.markObserved();
-        this.cancel(record.error);
-      }
-    }
+    // A failure's idle check waits for failureSettled: onFailure may still fork.
+    if (record.status !== "failed") this.#checkIdle();
+    else if (this.failures.failed(record)) this.cancel(record.error);
+  }
+
+  failureSettled(record: ProcessRecord): void {
+    this.failures.settled(record);
     this.#checkIdle();
   }
 
@@ -239,7 +225,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   }
 
   failureObserved(record: ProcessRecord): void {
-    this.#unobserved.delete(record);
+    this.failures.observed(record);
   }
 
   addDependent(dependent: ScopeDependent): void {
