@@ -215,6 +215,22 @@ export class ProcessRecord extends QueueNode {
     else outsideScripts(() => this.#stop(returned, outcome));
   }
 
+  /**
+   * The process was cancelled, then threw something other than its
+   * cancellation (its cleanup failed). It still ends `cancelled`, but the
+   * error is not dropped.
+   */
+  #warnCleanupError(error: unknown): void {
+    try {
+      this.core.logger.warn(
+        "process {processId} was cancelled and then threw (in its cleanup): {error}",
+        { processId: this.id, name: this.name, error, reason: this.error },
+      );
+    } catch {
+      // A logger that throws must not break the bookkeeping of the stop.
+    }
+  }
+
   #stop(returned: boolean, outcome: unknown): void {
     const core = this.owner.core;
     if (returned) {
@@ -225,6 +241,7 @@ export class ProcessRecord extends QueueNode {
       this.status = "cancelled";
       this.error = cancellationReason(this.lang);
       core.cancelled++;
+      if (outcome !== this.error) this.#warnCleanupError(outcome);
     } else {
       this.status = "failed";
       this.error = new ProcessFailedError(this.id, outcome, this.name);
