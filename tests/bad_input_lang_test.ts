@@ -1,7 +1,9 @@
 // Bad input to the LangL ops, and AppL calls made from inside a process or an
 // evalLang script (the table runner and what each case must satisfy are in
 // _bad_input.ts).
-import { NestedForkError } from "../mod.ts";
+// deno-lint-ignore-file no-explicit-any
+import { NestedForkError, Runtime } from "../mod.ts";
+import { createTestRuntime, VirtualClock } from "../testing.ts";
 import { type Case, caseTable, fn, runTable } from "./_bad_input.ts";
 
 const { cases, add } = caseTable();
@@ -119,6 +121,64 @@ for (const [op, message, shown, properties, shownProperties] of logCases) {
 }
 lang(true, T)("evalIO string", (e) => e.lang.evalIO("x"), "evalIO io", '"x"');
 lang(true, T)("evalIO undefined", (e) => e.lang.evalIO(), "evalIO io", "undefined");
+// A variable's value is data: a Promise cannot deliver a thenable, so none may enter a variable.
+const never = { then() {} };
+lang(false, T)("newVar of a thenable", (e) => e.lang.newVar(never), "newVar initial", "thenable");
+add("app", false, T)(
+  "app.newVar of a Promise",
+  (e) => e.app.newVar(Promise.resolve(1)),
+  "newVar initial",
+  "a Promise",
+);
+lang(true, T)(
+  "writeVar of a never-settling thenable",
+  (e) => e.lang.writeVar(e.v, never),
+  "writeVar value",
+  "thenable",
+);
+lang(true, T)(
+  "tx.write of a thenable",
+  (e) => e.lang.atomically([e.v], (tx: any) => tx.write(e.v, never)),
+  "tx.write value",
+  "thenable",
+);
+lang(true, T)(
+  "readVar of a value that became a thenable",
+  (e) => {
+    const value: Record<string, unknown> = {};
+    const v = e.lang.newVar(value);
+    value.then = () => {}; // never settles: adopting it would hang the read
+    return e.lang.readVar(v);
+  },
+  "readVar",
+  "thenable",
+);
+add("top", true, T)(
+  "delay on a clock whose sleep returns no promise",
+  () =>
+    new Runtime({ maxProcesses: 1, clock: { now: () => 0, sleep: () => undefined as never } })
+      .runApp((app) => app.evalLang((lang) => lang.delay(5))),
+  "clock.sleep",
+  "undefined",
+);
+add("top", false, R)(
+  "VirtualClock start 2^53",
+  () => new VirtualClock(2 ** 53),
+  "VirtualClock start",
+  "9007199254740992",
+);
+add("top", false, R)(
+  "createTestRuntime start -2^53",
+  () => createTestRuntime({ maxProcesses: 1, start: -(2 ** 53) }),
+  "VirtualClock start",
+  "-9007199254740992",
+);
+add("top", true, R)(
+  "VirtualClock advance(1e308)",
+  () => new VirtualClock().advance(1e308),
+  "advance ms",
+  "1e+308",
+);
 add("evalLang", true, R)(
   "delay(-1) inside evalLang too",
   (e) => e.lang.delay(-1),

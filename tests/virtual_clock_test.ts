@@ -158,3 +158,32 @@ Deno.test("bad input", async (t) => {
     assertEquals([clock.now(), clock.pending], [0, 0]);
   });
 });
+
+Deno.test("the virtual clock stays within Number.MAX_SAFE_INTEGER", async (t) => {
+  await t.step(
+    "a sleep that would end past the range never fires, and can be aborted",
+    async () => {
+      const clock = new VirtualClock(Number.MAX_SAFE_INTEGER - 10);
+      const controller = new AbortController();
+      let fired = false;
+      const far = clock.sleep(1e308, controller.signal).then(() => fired = true);
+      const near = clock.sleep(5);
+      assertEquals(clock.pending, 2);
+      await clock.advance(10);
+      await near;
+      assertEquals([fired, clock.pending, clock.now()], [false, 1, Number.MAX_SAFE_INTEGER]);
+      controller.abort(new Error("gave up"));
+      await assertRejects(() => far, Error, "gave up");
+      assertEquals(clock.pending, 0);
+    },
+  );
+
+  await t.step("advancing past the range is a RangeError and leaves the time", async () => {
+    const clock = new VirtualClock();
+    await clock.advance(2 ** 52);
+    await assertRejects(() => clock.advance(2 ** 52), RangeError, "MAX_SAFE_INTEGER");
+    assertEquals(clock.now(), 2 ** 52);
+    await clock.advance(2 ** 52 - 1);
+    assertEquals(clock.now(), Number.MAX_SAFE_INTEGER);
+  });
+});

@@ -3,7 +3,7 @@
 // when all of them have, and it never loses a failure.
 import { ScopeClosedError } from "../errors.ts";
 import type { LangL, Process, SharedVar } from "../lang/lang.ts";
-import { VarCell } from "../lang/shared_var.ts";
+import { requireData, VarCell } from "../lang/shared_var.ts";
 import { requireFunction, requireIterable } from "../_validate.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { AppL, AwaitOptions, ForkOptions, ProcessHandle, ScopeOptions } from "./app.ts";
@@ -166,6 +166,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
 
   newVar<T>(initial: T): SharedVar<T> {
     this.#enter("newVar");
+    requireData("newVar initial", initial);
     return new VarCell(this.core.nextVarId(), this.core, initial);
   }
 

@@ -2,7 +2,7 @@
 // until `commit`, so a body that throws (or is cancelled) leaves them untouched.
 import { show } from "../_validate.ts";
 import type { SharedVar, Transaction } from "./lang.ts";
-import type { VarCell } from "./shared_var.ts";
+import { requireData, type VarCell } from "./shared_var.ts";
 
 export class BufferedTransaction implements Transaction {
   readonly #cells: ReadonlySet<VarCell<unknown>>;
@@ -19,7 +19,9 @@ export class BufferedTransaction implements Transaction {
   }
 
   write<T>(variable: SharedVar<T>, value: T): void {
-    this.#writes.set(this.#member(variable, "write"), value);
+    const cell = this.#member(variable, "write");
+    requireData("tx.write value", value);
+    this.#writes.set(cell, value);
   }
 
   commit(): void {

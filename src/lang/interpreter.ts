@@ -18,11 +18,17 @@ import {
   removeCancelHook,
   throwIfCancelled,
 } from "./cancellation.ts";
-import { startTimer, stopTimer, type TimerClock, TimerEntry } from "../runtime/clock.ts";
+import {
+  type Clock,
+  startTimer,
+  stopTimer,
+  type TimerClock,
+  TimerEntry,
+} from "../runtime/clock.ts";
 import type { ProcessCancelledError } from "../errors.ts";
 import type { LangL, SharedVar, Transaction } from "./lang.ts";
 import { BufferedTransaction } from "./_transaction.ts";
-import { VarCell } from "./shared_var.ts";
+import { requireData, VarCell } from "./shared_var.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
 
 const LOG_METHOD: Record<LogLevel, "debug" | "info" | "warn" | "error"> = {
@@ -52,6 +58,25 @@ class PendingDelay extends TimerEntry implements CancelHook, Settler<void> {
   }
 }
 
+/** A user clock's sleep; one that returns no promise would make `delay` return at once. */
+function sleepOn(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
+  const sleeping = clock.sleep(ms, signal);
+  if (sleeping instanceof Promise) return sleeping;
+  if (typeof (sleeping as PromiseLike<void> | undefined)?.then !== "function") {
+    throw new TypeError(
+      `the runtime's clock.sleep must return a Promise, got ${show(sleeping)} (delay ms ${ms})`,
+    );
+  }
+  return Promise.resolve(sleeping);
+}
+
+/** A value that became a thenable after it was stored (a mutated object) is refused, not awaited. */
+function readData<T>(cell: VarCell<T>): T {
+  const value = cell.value;
+  requireData(`readVar: SharedVar ${cell.id}'s value`, value);
+  return value;
+}
+
 /** A process's LangL object, which also carries its cancellation state. */
 export class LangInterpreter extends Cancellation implements LangL {
   readonly #core: RuntimeCore;
@@ -70,7 +95,7 @@ export class LangInterpreter extends Cancellation implements LangL {
       requireDuration("delay ms", ms);
       throwIfCancelled(this);
       const clock = this.#core.timerClock;
-      if (clock === undefined) return this.#core.clock.sleep(ms, this.signal);
+      if (clock === undefined) return sleepOn(this.#core.clock, ms, this.signal);
       const pending = new PendingDelay(clock, this);
       const promise = promiseFor<void>(pending);
       clock[startTimer](ms, pending);
@@ -103,6 +128,7 @@ export class LangInterpreter extends Cancellation implements LangL {
 
   newVar<T>(initial: T): SharedVar<T> {
     this.#enter("newVar");
+    requireData("newVar initial", initial);
     return new VarCell(this.#core.nextVarId(), this.#core, initial);
   }
 
@@ -111,12 +137,14 @@ export class LangInterpreter extends Cancellation implements LangL {
       this.#enter("readVar");
       const cell = this.#cell(variable, "readVar");
       throwIfCancelled(this);
-      if (cell.holder === undefined) return Promise.resolve(cell.value);
+      if (cell.holder === undefined) return Promise.resolve(readData(cell));
       this.#refuseReentry(cell, "readVar");
       return cell.lock(this, this.signal).then(() => {
-        const value = cell.value;
-        cell.unlock();
-        return value;
+        try {
+          return readData(cell);
+        } finally {
+          cell.unlock();
+        }
       });
     } catch (error) {
       return Promise.reject(error);
@@ -127,6 +155,7 @@ export class LangInterpreter extends Cancellation implements LangL {
     try {
       this.#enter("writeVar");
       const cell = this.#cell(variable, "writeVar");
+      requireData("writeVar value", value);
       throwIfCancelled(this);
       if (cell.holder === undefined) {
         cell.value = value;

@@ -4,6 +4,32 @@
 import { LinkedQueue, QueueNode } from "../_linked_queue.ts";
 import type { SharedVar } from "./lang.ts";
 
+/**
+ * A variable's value is data. A Promise can never resolve to a thenable (it
+ * adopts it instead), so a variable holding one could not be read: reading
+ * would wait for it, forever if it never settles. Thenables are refused where
+ * values enter a variable.
+ */
+export function requireData(argument: string, value: unknown): void {
+  if (isThenable(value)) {
+    throw new TypeError(
+      `${argument} must not be a Promise or other thenable (a variable's value is data, ` +
+        `and reading it would wait for the thenable); await it first or wrap it ` +
+        `({ promise }), got ${value instanceof Promise ? "a Promise" : "a thenable"}`,
+    );
+  }
+}
+
+function isThenable(value: unknown): boolean {
+  if (value === null || (typeof value !== "object" && typeof value !== "function")) return false;
+  try {
+    return typeof (value as { then?: unknown }).then === "function";
+  } catch {
+    // A value whose `then` cannot even be looked up (a revoked Proxy) is data.
+    return false;
+  }
+}
+
 class LockWaiter extends QueueNode {
   constructor(
     readonly holder: object,

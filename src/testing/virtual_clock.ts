@@ -30,6 +30,9 @@ class Sleep extends TimerEntry {
   }
 }
 
+/** The clock's range: time must be able to move by 1 ms everywhere in it. */
+const LIMIT = Number.MAX_SAFE_INTEGER;
+
 /** One macrotask turn: everything already queued as a microtask has run. */
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
@@ -61,16 +64,25 @@ export class VirtualClock implements Clock {
   // heap holds distinct deadlines and each bucket keeps its sleepers in order.
   readonly #buckets = new Map<number, Bucket>();
   readonly #deadlines = new TinyQueue<number>();
+  /** Timers that would end past the clock's range: never due, kept only as a count. */
+  readonly #never = new Bucket(Infinity);
 
   static {
     fireEarliest = (clock) => clock.#fireEarliest();
   }
 
-  /** Creates a clock reading `start` (default 0) milliseconds. */
+  /**
+   * Creates a clock reading `start` (default 0) milliseconds. `start` must lie
+   * within ±`Number.MAX_SAFE_INTEGER` (2^53 − 1), where a step of 1 ms can
+   * still be represented; else RangeError.
+   */
   constructor(start = 0) {
     requireNumber("VirtualClock start", start);
-    if (!Number.isFinite(start)) {
-      throw new RangeError(`VirtualClock start must be a finite number, got ${show(start)}`);
+    if (!(Math.abs(start) <= LIMIT)) {
+      throw new RangeError(
+        `VirtualClock start must be a number from -${LIMIT} to ${LIMIT} ` +
+          `(Number.MAX_SAFE_INTEGER, so that time can move by 1 ms), got ${show(start)}`,
+      );
     }
     this.#now = start;
   }
@@ -85,7 +97,10 @@ export class VirtualClock implements Clock {
     return this.#pending;
   }
 
-  /** Resolves when virtual time reaches now + `ms`; rejects with `signal.reason` on abort. */
+  /**
+   * Resolves when virtual time reaches now + `ms`; rejects with `signal.reason`
+   * on abort. A sleep that would end past `Number.MAX_SAFE_INTEGER` never fires.
+   */
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     try {
       requireDuration("sleep ms", ms);
@@ -114,6 +129,13 @@ export class VirtualClock implements Clock {
    */
   [startTimer](ms: number, entry: TimerEntry): void {
     const deadline = this.#now + ms;
+    if (deadline > LIMIT) {
+      // Past the range, time could not reach it exactly: it never falls due.
+      this.#never.live++;
+      this.#pending++;
+      entry._clockState = this.#never;
+      return;
+    }
     let bucket = this.#buckets.get(deadline);
     if (bucket === undefined) {
       bucket = new Bucket(deadline);
@@ -142,10 +164,18 @@ export class VirtualClock implements Clock {
   /**
    * Moves time forward by `ms`, firing due sleepers in time order and letting
    * the code they wake run (one macrotask turn per instant) before the next.
+   * Rejects with RangeError if that would move the clock past
+   * `Number.MAX_SAFE_INTEGER`.
    */
   async advance(ms: number): Promise<void> {
     requireDuration("advance ms", ms);
     const target = this.#now + ms;
+    if (target > LIMIT) {
+      throw new RangeError(
+        `advance ms ${show(ms)} would move the clock from ${this.#now} past ` +
+          `Number.MAX_SAFE_INTEGER (${LIMIT}), the end of its range`,
+      );
+    }
     for (let next = this.#earliest(); next !== undefined && next.deadline <= target;) {
       this.#fireEarliest();
       await nextTurn();
