@@ -6,6 +6,7 @@ import type { RuntimeLogger } from "./runtime.ts";
 import type { RuntimeObserver } from "./observer.ts";
 import { RandomStream } from "./random.ts";
 import { createSlotPool, type SlotPool } from "./slot_pool.ts";
+import type { RateOptions } from "./_rate_window.ts";
 import type { WaitPolicy } from "./wait_policy.ts";
 
 /** Stream ids below 1 are the runtime's own; processes use their id. */
@@ -31,9 +32,11 @@ export class RuntimeCore {
     readonly seed: number,
     readonly logger: RuntimeLogger,
     readonly observer: RuntimeObserver | undefined,
+    rate?: RateOptions,
   ) {
     this.timerClock = isTimerClock(clock) ? clock : undefined;
-    this.slots = createSlotPool(maxProcesses, wait, clock, new RandomStream(seed, POOL_STREAM));
+    const random = new RandomStream(seed, POOL_STREAM);
+    this.slots = createSlotPool(maxProcesses, wait, clock, random, rate);
   }
 
   nextProcessId(): number {

@@ -21,6 +21,7 @@ import { type Clock, systemClock } from "./clock.ts";
 import { RuntimeCore } from "./core.ts";
 import type { RuntimeObserver } from "./observer.ts";
 import { randomSeed } from "./random.ts";
+import { checkRate } from "./_rate_window.ts";
 import { fifo, type WaitPolicy } from "./wait_policy.ts";
 
 /**
@@ -55,10 +56,30 @@ export interface RuntimeLogger {
  * import { backoff, type RuntimeOptions } from "../../mod.ts";
  * const options: RuntimeOptions = { maxProcesses: 8, wait: backoff(), seed: 1 };
  * ```
+ *
+ * @example At most 10 starts per second, on the virtual clock of a test runtime
+ * ```ts
+ * import { createTestRuntime } from "@procpool/procpool/testing";
+ * await using runtime = createTestRuntime({
+ *   maxProcesses: 100,
+ *   rate: { limit: 10, intervalMs: 1_000 },
+ * });
+ * const items = Array.from({ length: 30 }, (_, i) => i);
+ * const starts = await runtime.runApp((app) => app.forkAll(items, (_, lang) => lang.now()));
+ * console.assert(starts[9] === 0 && starts[10] === 1_000 && starts[29] === 2_000);
+ * ```
  */
 export interface RuntimeOptions {
   /** The capacity: a positive safe integer, fixed for the runtime's life. */
   maxProcesses: number;
+  /**
+   * Also at most `limit` process starts in any window of `intervalMs` ms (a
+   * sliding window on the runtime's clock, so virtual on a test runtime).
+   * Forks wait for both a slot and the rate, in the order of the wait policy;
+   * `tryForkProcess` returns `undefined` when either is missing. `limit` is a
+   * positive integer, `intervalMs` a positive finite number. Default: no rate.
+   */
+  rate?: { limit: number; intervalMs: number };
   /** How forks wait when the pool is full. Default {@linkcode fifo}. */
   wait?: WaitPolicy;
   /** The clock for delays, timeouts and backoff sleeps. Default: the system clock. */
@@ -85,8 +106,13 @@ export interface PoolStats {
   max: number;
   /** Processes holding a slot now (never above `max`). */
   active: number;
-  /** Forks waiting for a slot now. */
+  /** Forks waiting now, for a slot or for the start rate. */
   waiting: number;
+  /**
+   * Only on a runtime with a `rate`: of `waiting`, the forks a slot is free
+   * for, held back by the rate alone.
+   */
+  waitingForRate?: number;
   /** Processes started so far. */
   started: number;
   /** Processes that returned. */
@@ -127,6 +153,7 @@ export class Runtime implements AsyncDisposable {
     requireObject("Runtime options", options);
     const { maxProcesses, wait = fifo(), clock = systemClock, seed, logger } = options;
     requirePositiveInteger("maxProcesses", maxProcesses);
+    const rate = checkRate(options.rate);
     if (
       wait === null || typeof wait !== "object" || (wait.kind !== "fifo" && wait.kind !== "backoff")
     ) {
@@ -161,6 +188,7 @@ export class Runtime implements AsyncDisposable {
       seed ?? randomSeed(),
       logger ?? getLogger(["procpool"]),
       observer,
+      rate,
     );
   }
 
@@ -177,7 +205,7 @@ export class Runtime implements AsyncDisposable {
   /** The pool's counters now. */
   stats(): PoolStats {
     const core = this.#core;
-    return {
+    const stats: PoolStats = {
       max: core.slots.max,
       active: core.slots.active,
       waiting: core.slots.waiting,
@@ -186,6 +214,9 @@ export class Runtime implements AsyncDisposable {
       failed: core.failed,
       cancelled: core.cancelled,
     };
+    const waitingForRate = core.slots.waitingForRate;
+    if (waitingForRate !== undefined) stats.waitingForRate = waitingForRate;
+    return stats;
   }
 
   /**

@@ -1,10 +1,15 @@
 // All slot accounting lives here, behind `SlotPool`: acquire, release, waiting
 // and hand-off. AppL sees only this interface, so a store shared between
 // processes or machines (Deno KV, Redis) can implement it later without
-// touching AppL or LangL.
-import { LinkedQueue, QueueNode } from "../_linked_queue.ts";
+// touching AppL or LangL. The files it owns: _wait_line.ts (fifo's line, with
+// priorities), _rate_window.ts (the start rate) and _rated_fifo.ts (fifo
+// under a start rate).
+import { QueueNode } from "../_linked_queue.ts";
 import type { Clock } from "./clock.ts";
 import type { RandomStream } from "./random.ts";
+import { type RateOptions, SlidingWindow, type StartRate } from "./_rate_window.ts";
+import { RatedFifoSlotPool } from "./_rated_fifo.ts";
+import { WaitLine } from "./_wait_line.ts";
 import type { BackoffPolicy, WaitPolicy } from "./wait_policy.ts";
 
 /** Backoff's retry state for one waiter. */
@@ -25,6 +30,14 @@ export abstract class SlotWaiter extends QueueNode {
     super();
   }
 
+  /**
+   * Higher goes first under fifo (`ForkOptions.priority`); fixed while the
+   * waiter waits. A getter over the fork's options: no field per waiter.
+   */
+  get priority(): number {
+    return 0;
+  }
+
   /** Runs once, with the slot already held by this waiter. */
   abstract slotGranted(): void;
 }
@@ -35,6 +48,8 @@ export interface SlotPool {
   readonly active: number;
   /** Waiters waiting for a slot. */
   readonly waiting: number;
+  /** Of `waiting`, those a slot is free for, held back by the start rate; undefined without one. */
+  readonly waitingForRate: number | undefined;
   /** Takes a slot if one is free now. */
   tryAcquire(): boolean;
   /** Queues for a slot; `waiter.slotGranted()` runs later with the slot already held. */
@@ -66,7 +81,8 @@ abstract class LocalSlots {
 class FifoSlotPool extends LocalSlots implements SlotPool {
   // While anyone waits, all slots are held (release hands off), so
   // tryAcquire never lets a newcomer jump the queue.
-  readonly #queue = new LinkedQueue<SlotWaiter>();
+  readonly #queue = new WaitLine<SlotWaiter>();
+  readonly waitingForRate = undefined;
 
   get waiting(): number {
     return this.#queue.size;
@@ -91,7 +107,12 @@ class FifoSlotPool extends LocalSlots implements SlotPool {
   }
 }
 
-/** The book's loop: retry with growing, capped, jittered sleeps on the clock. */
+/**
+ * The book's loop: retry with growing, capped, jittered sleeps on the clock.
+ * Waiters are not ordered, so priorities do not apply. A start rate is one
+ * more condition of every try; a retry that finds only the rate missing
+ * sleeps at least until the window has room, so no retry is wasted on it.
+ */
 class BackoffSlotPool extends LocalSlots implements SlotPool {
   /** Each waiter's retry state; kept here so that fifo waiters do not carry it. */
   readonly #waiting = new Map<SlotWaiter, Retry>();
@@ -101,12 +122,27 @@ class BackoffSlotPool extends LocalSlots implements SlotPool {
     readonly policy: BackoffPolicy,
     readonly clock: Clock,
     readonly random: RandomStream,
+    readonly rate: StartRate | undefined,
   ) {
     super(max);
   }
 
   get waiting(): number {
     return this.#waiting.size;
+  }
+
+  get waitingForRate(): number | undefined {
+    const rate = this.rate;
+    if (rate === undefined) return undefined;
+    const now = this.clock.now();
+    return rate.nextFree(now) > now ? Math.min(this.#waiting.size, this.max - this.active) : 0;
+  }
+
+  override tryAcquire(): boolean {
+    if (this.active >= this.max) return false;
+    if (this.rate !== undefined && !this.rate.tryTake(this.clock.now())) return false;
+    this.active++;
+    return true;
   }
 
   enqueue(waiter: SlotWaiter): void {
@@ -123,7 +159,11 @@ class BackoffSlotPool extends LocalSlots implements SlotPool {
   }
 
   #sleep(waiter: SlotWaiter, retry: Retry): void {
-    const ms = this.delayFor(retry.attempt++);
+    let ms = this.delayFor(retry.attempt++);
+    if (this.rate !== undefined && this.active < this.max) {
+      const now = this.clock.now();
+      ms = Math.max(ms, this.rate.nextFree(now) - now);
+    }
     this.clock.sleep(ms, retry.controller.signal).then(() => {
       if (this.#waiting.get(waiter) !== retry) return;
       if (this.tryAcquire()) {
@@ -163,8 +203,13 @@ export function createSlotPool(
   policy: WaitPolicy,
   clock: Clock,
   random: RandomStream,
+  rateOptions?: RateOptions,
 ): SlotPool {
-  return policy.kind === "backoff"
-    ? new BackoffSlotPool(max, policy as BackoffPolicy, clock, random)
-    : new FifoSlotPool(max);
+  const rate = rateOptions === undefined
+    ? undefined
+    : new SlidingWindow(rateOptions.limit, rateOptions.intervalMs);
+  if (policy.kind === "backoff") {
+    return new BackoffSlotPool(max, policy as BackoffPolicy, clock, random, rate);
+  }
+  return rate === undefined ? new FifoSlotPool(max) : new RatedFifoSlotPool(max, rate, clock);
 }
