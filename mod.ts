@@ -45,6 +45,8 @@ export {
 export { backoff, type BackoffOptions, fifo, type WaitPolicy } from "./src/runtime/wait_policy.ts";
 export {
   AwaitTimeoutError,
+  CapacityMismatchError,
+  LeaseLostError,
   NestedForkError,
   ProcessCancelledError,
   ProcessFailedError,

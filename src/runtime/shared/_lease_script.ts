@@ -1,0 +1,198 @@
+// The one Lua script behind the Redis lease store. Every operation runs inside
+// it, atomically, so the store never needs a reaper process: each call first
+// reclaims what has expired, then does its work, then tidies the keys.
+//
+// Time is Redis's own (`TIME`), never a client's: deadlines are compared on one
+// clock. Durations returned to the client are relative (ms from now), so the
+// client never needs to compare its clock with the server's.
+//
+// KEYS (all share the hash tag `{key}`, so the script also runs on a cluster):
+//   1 leases   zset   member "<fence>:<holder>", score = deadline (ms, Redis clock)
+//   2 held     hash   holder -> number of leases it holds
+//   3 want     hash   holder -> number of leases it waits for
+//   4 waiters  zset   holder -> expiry of its wait record (ms, Redis clock)
+//   5 meta     hash   limit -> the key's limit, while any lease or waiter exists
+//   6 fence    string the last fencing token granted (never expires)
+// ARGV: 1 op, 2 channel, 3 holder, 4 limit, 5 wait-record ttl ms, 6.. op arguments
+//   acquire n leaseMs  -> {0, others, earliestMs, fence...}  or {1, storedLimit}
+//   renew leaseMs fence... -> {0, others, earliestMs, lostFence...}
+//   release fence...   -> {0, others, released}
+//   wait n             -> {0, others, earliestMs}            or {1, storedLimit}
+// `others` is how many other holders wait now; earliestMs is the time until
+// the earliest lease deadline, -1 without leases.
+export const LEASE_SCRIPT = `
+if redis.replicate_commands then redis.replicate_commands() end
+local leases, held, want, waiters, meta, fencekey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local op, channel, holder = ARGV[1], ARGV[2], ARGV[3]
+local limit, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+
+local function fmt(x) return string.format('%.0f', x) end
+
+-- Reclaim: leases whose deadline has passed, wait records nobody refreshed.
+local expired = redis.call('ZRANGEBYSCORE', leases, '-inf', now)
+if #expired > 0 then
+  for _, m in ipairs(expired) do
+    local h = string.sub(m, string.find(m, ':', 1, true) + 1)
+    if redis.call('HINCRBY', held, h, -1) <= 0 then redis.call('HDEL', held, h) end
+  end
+  redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
+end
+local gone = redis.call('ZRANGEBYSCORE', waiters, '-inf', now)
+if #gone > 0 then
+  for _, h in ipairs(gone) do redis.call('HDEL', want, h) end
+  redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now)
+end
+
+-- S7: the first limit stays while anything is live; a different one is refused.
+local function limit_mismatch()
+  local stored = redis.call('HGET', meta, 'limit')
+  if stored and tonumber(stored) ~= limit
+    and redis.call('ZCARD', leases) + redis.call('ZCARD', waiters) > 0 then
+    return tonumber(stored)
+  end
+  redis.call('HSET', meta, 'limit', limit)
+  return nil
+end
+
+-- Other holders waiting now, and how many holders take part (hold or wait).
+local function others_and_participants()
+  local w = redis.call('HKEYS', want)
+  local others, waiting_only = 0, 0
+  for _, h in ipairs(w) do
+    if h ~= holder then
+      others = others + 1
+      if redis.call('HEXISTS', held, h) == 0 then waiting_only = waiting_only + 1 end
+    end
+  end
+  local participants = redis.call('HLEN', held) + waiting_only
+  if redis.call('HEXISTS', held, holder) == 0 then participants = participants + 1 end
+  return others, participants
+end
+
+local function set_want(n)
+  if n > 0 then
+    redis.call('HSET', want, holder, n)
+    redis.call('ZADD', waiters, now + ttl, holder)
+  else
+    redis.call('HDEL', want, holder)
+    redis.call('ZREM', waiters, holder)
+  end
+end
+
+local function earliest()
+  local first = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
+  if #first == 0 then return -1 end
+  return math.ceil(tonumber(first[2]) - now)
+end
+
+-- Leaves nothing behind: keys go when nothing is live, and otherwise expire a
+-- while after the last deadline in them, should every holder die.
+local function tidy()
+  local last_lease = redis.call('ZRANGE', leases, -1, -1, 'WITHSCORES')
+  local last_wait = redis.call('ZRANGE', waiters, -1, -1, 'WITHSCORES')
+  if #last_lease == 0 and #last_wait == 0 then
+    redis.call('DEL', leases, held, want, waiters, meta)
+    return
+  end
+  local last = now
+  if #last_lease > 0 then last = math.max(last, tonumber(last_lease[2])) end
+  if #last_wait > 0 then last = math.max(last, tonumber(last_wait[2])) end
+  local px = math.ceil(last - now) + 1000
+  for _, k in ipairs({leases, held, want, waiters, meta}) do redis.call('PEXPIRE', k, px) end
+end
+
+local function others_waiting()
+  local n = redis.call('HLEN', want)
+  if redis.call('HEXISTS', want, holder) == 1 then n = n - 1 end
+  return n
+end
+
+if op == 'acquire' then
+  local n, lease_ms = tonumber(ARGV[6]), tonumber(ARGV[7])
+  local stored = limit_mismatch()
+  if stored then tidy() return {1, stored} end
+  local mine = tonumber(redis.call('HGET', held, holder) or '0')
+  local others, participants = others_and_participants()
+  local grant = math.min(n, limit - redis.call('ZCARD', leases))
+  if others > 0 then
+    -- S4: while others wait, nobody grows past an equal share.
+    grant = math.min(grant, math.ceil(limit / participants) - mine)
+  end
+  if grant < 0 then grant = 0 end
+  local out = {0, others, 0}
+  if grant > 0 then
+    -- S8: strictly increasing per key; never below Redis's clock in microseconds,
+    -- so tokens keep increasing across a restart that lost the counter.
+    local last = tonumber(redis.call('GET', fencekey) or '0')
+    local first = math.max(last + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+    local deadline = now + lease_ms
+    local args = {}
+    for i = 0, grant - 1 do
+      local f = first + i
+      out[#out + 1] = f
+      args[#args + 1] = deadline
+      args[#args + 1] = fmt(f) .. ':' .. holder
+      if #args >= 1000 then redis.call('ZADD', leases, unpack(args)) args = {} end
+    end
+    if #args > 0 then redis.call('ZADD', leases, unpack(args)) end
+    redis.call('SET', fencekey, fmt(first + grant - 1))
+    redis.call('HINCRBY', held, holder, grant)
+  end
+  set_want(n - grant)
+  out[3] = earliest()
+  tidy()
+  return out
+end
+
+if op == 'renew' then
+  local lease_ms = tonumber(ARGV[6])
+  local deadline = now + lease_ms
+  local out = {0, others_waiting(), 0}
+  for i = 7, #ARGV do
+    local m = ARGV[i] .. ':' .. holder
+    -- Conditional: only a live lease of this holder; a late renewal of an
+    -- expired one finds nothing (it was reclaimed above) and revives nothing.
+    if redis.call('ZSCORE', leases, m) then
+      redis.call('ZADD', leases, 'XX', deadline, m)
+    else
+      out[#out + 1] = tonumber(ARGV[i])
+    end
+  end
+  if redis.call('ZSCORE', waiters, holder) then
+    redis.call('ZADD', waiters, 'XX', now + ttl, holder)
+  end
+  out[3] = earliest()
+  tidy()
+  return out
+end
+
+if op == 'release' then
+  local released = 0
+  for i = 6, #ARGV do
+    released = released + redis.call('ZREM', leases, ARGV[i] .. ':' .. holder)
+  end
+  if released > 0 and redis.call('HINCRBY', held, holder, -released) <= 0 then
+    redis.call('HDEL', held, holder)
+  end
+  local others = others_waiting()
+  if released > 0 and others > 0 then redis.call('PUBLISH', channel, released) end
+  tidy()
+  return {0, others, released}
+end
+
+if op == 'wait' then
+  local n = tonumber(ARGV[6])
+  if n > 0 then
+    local stored = limit_mismatch()
+    if stored then tidy() return {1, stored} end
+  end
+  set_want(n)
+  local out = {0, others_waiting(), earliest()}
+  tidy()
+  return out
+end
+
+return redis.error_reply('procpool lease script: unknown op ' .. tostring(op))
+`;

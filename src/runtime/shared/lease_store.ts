@@ -1,0 +1,70 @@
+// The seam between a runtime's lease manager and the store that keeps a shared
+// capacity (API.md "Shared capacity"). It is store-neutral: Redis implements it
+// now (redis_store.ts), Deno KV can later. Every call is one round trip and is
+// atomic in the store; every deadline is kept on the store's clock.
+
+/** A lease granted by the store; its fencing token doubles as its id. */
+export type Fence = number;
+
+/** What every call reports about the rest of the fleet. */
+export interface FleetView {
+  /** How many *other* holders are waiting for leases right now (S4: give idle leases back). */
+  readonly othersWaiting: number;
+  /**
+   * Milliseconds (store clock) until the earliest lease deadline on the key,
+   * or -1 without leases: a waiter wakes then, since expiry publishes nothing.
+   */
+  readonly earliestMs: number;
+}
+
+/** The answer to {@linkcode LeaseStore.acquire}. */
+export interface AcquireResult extends FleetView {
+  /** The leases granted, in increasing fence order; possibly fewer than asked, possibly none. */
+  readonly granted: readonly Fence[];
+}
+
+/** The answer to {@linkcode LeaseStore.renew}. */
+export interface RenewResult extends FleetView {
+  /** Leases that were no longer this holder's (expired and reclaimed): not renewed. */
+  readonly lost: readonly Fence[];
+}
+
+/** The answer to {@linkcode LeaseStore.release}. */
+export interface ReleaseResult {
+  /** How many of the given leases were still held and went back. */
+  readonly released: number;
+  /** How many other holders wait (they were woken if `released` > 0). */
+  readonly othersWaiting: number;
+}
+
+/** A live subscription to release notices; `close` ends it and its connection. */
+export interface ReleaseSubscription {
+  close(): Promise<void>;
+}
+
+/**
+ * One shared capacity (key, limit, leaseMs) in one store. `holder` names a
+ * runtime: unique per runtime instance, stable for its life.
+ *
+ * Errors: a limit that disagrees with the store's (S7) rejects with
+ * `CapacityMismatchError`; an unreachable store rejects with the client's error.
+ */
+export interface LeaseStore {
+  readonly key: string;
+  readonly limit: number;
+  readonly leaseMs: number;
+  /**
+   * Asks for `want` leases. Grants what is free, capped at an equal share while
+   * other holders wait (S4), and records the holder as waiting for the rest
+   * (replacing any earlier wait record; `want` is the whole unmet demand).
+   */
+  acquire(holder: string, want: number): Promise<AcquireResult>;
+  /** Extends every given live lease of `holder` to leaseMs from now; reports those lost. */
+  renew(holder: string, fences: readonly Fence[]): Promise<RenewResult>;
+  /** Gives leases back; publishes a release notice when others wait. */
+  release(holder: string, fences: readonly Fence[]): Promise<ReleaseResult>;
+  /** Sets how many leases `holder` waits for (0 withdraws); refreshes the wait record. */
+  wait(holder: string, want: number): Promise<FleetView>;
+  /** Calls `onRelease` for each release notice on this key, from a connection of its own. */
+  subscribe(onRelease: () => void): Promise<ReleaseSubscription>;
+}

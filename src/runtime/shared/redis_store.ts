@@ -1,0 +1,145 @@
+// The lease store on Redis: every operation is one EVALSHA of the lease script
+// (_lease_script.ts), which is loaded once per server and re-loaded if the
+// server lost it (NOSCRIPT, e.g. after a restart).
+import { CapacityMismatchError } from "../../errors.ts";
+import { LEASE_SCRIPT } from "./_lease_script.ts";
+import type {
+  AcquireResult,
+  Fence,
+  FleetView,
+  LeaseStore,
+  ReleaseResult,
+  ReleaseSubscription,
+  RenewResult,
+} from "./lease_store.ts";
+import type { RedisArgument, RedisClient, RedisConnection } from "./redis_client.ts";
+
+/** The Redis key names and pub/sub channel of one shared capacity. */
+export interface RedisKeys {
+  readonly keys: readonly string[];
+  readonly channel: string;
+}
+
+/** Names for `key`, all in the hash slot of `{key}` so the script runs on a cluster too. */
+export function redisKeys(key: string): RedisKeys {
+  const prefix = `procpool:{${key}}:`;
+  return {
+    keys: ["leases", "held", "want", "waiters", "meta", "fence"].map((name) => prefix + name),
+    channel: prefix + "released",
+  };
+}
+
+let scriptSha: Promise<string> | undefined;
+
+/** The SHA-1 Redis uses to name the lease script, computed here so EVALSHA needs no load first. */
+export function leaseScriptSha(): Promise<string> {
+  scriptSha ??= crypto.subtle.digest("SHA-1", new TextEncoder().encode(LEASE_SCRIPT)).then(
+    (digest) => Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join(""),
+  );
+  return scriptSha;
+}
+
+/** How long closing a pub/sub connection may wait for the server before cutting it. */
+const QUIT_TIMEOUT_MS = 1_000;
+
+export interface RedisLeaseStoreOptions {
+  readonly key: string;
+  readonly limit: number;
+  readonly leaseMs: number;
+}
+
+/** A {@linkcode LeaseStore} on one Redis server (or cluster), through the caller's client. */
+export class RedisLeaseStore implements LeaseStore {
+  readonly key: string;
+  readonly limit: number;
+  readonly leaseMs: number;
+  readonly #client: RedisClient;
+  readonly #names: RedisKeys;
+
+  constructor(client: RedisClient, options: RedisLeaseStoreOptions) {
+    this.#client = client;
+    this.key = options.key;
+    this.limit = options.limit;
+    this.leaseMs = options.leaseMs;
+    this.#names = redisKeys(options.key);
+  }
+
+  async acquire(holder: string, want: number): Promise<AcquireResult> {
+    const reply = await this.#run("acquire", holder, [want, this.leaseMs]);
+    this.#checkLimit(reply);
+    return { othersWaiting: reply[1], earliestMs: reply[2], granted: reply.slice(3) };
+  }
+
+  async renew(holder: string, fences: readonly Fence[]): Promise<RenewResult> {
+    const reply = await this.#run("renew", holder, [this.leaseMs, ...fences]);
+    return { othersWaiting: reply[1], earliestMs: reply[2], lost: reply.slice(3) };
+  }
+
+  async release(holder: string, fences: readonly Fence[]): Promise<ReleaseResult> {
+    const reply = await this.#run("release", holder, fences);
+    return { othersWaiting: reply[1], released: reply[2] };
+  }
+
+  async wait(holder: string, want: number): Promise<FleetView> {
+    const reply = await this.#run("wait", holder, [want]);
+    this.#checkLimit(reply);
+    return { othersWaiting: reply[1], earliestMs: reply[2] };
+  }
+
+  async subscribe(onRelease: () => void): Promise<ReleaseSubscription> {
+    const connection = this.#client.duplicate();
+    // Without a listener ioredis prints every connection error; the lease
+    // manager learns about an unreachable store from its own calls instead.
+    connection.on("error", () => {});
+    const channel = this.#names.channel;
+    connection.on("message", (from: string) => {
+      if (from === channel) onRelease();
+    });
+    try {
+      await connection.subscribe(channel);
+    } catch (error) {
+      connection.disconnect();
+      throw error;
+    }
+    return { close: () => closeConnection(connection) };
+  }
+
+  #checkLimit(reply: number[]): void {
+    if (reply[0] === 1) throw new CapacityMismatchError(this.key, this.limit, reply[1]);
+  }
+
+  async #run(op: string, holder: string, extra: readonly RedisArgument[]): Promise<number[]> {
+    const sha = await leaseScriptSha();
+    const { keys, channel } = this.#names;
+    const args = [
+      sha,
+      keys.length,
+      ...keys,
+      op,
+      channel,
+      holder,
+      this.limit,
+      this.leaseMs,
+      ...extra,
+    ];
+    try {
+      return await this.#client.call("EVALSHA", args) as number[];
+    } catch (error) {
+      if (!(error instanceof Error && error.message.startsWith("NOSCRIPT"))) throw error;
+      await this.#client.call("SCRIPT", ["LOAD", LEASE_SCRIPT]);
+      return await this.#client.call("EVALSHA", args) as number[];
+    }
+  }
+}
+
+/** Quits politely, but never waits on an unreachable server for more than QUIT_TIMEOUT_MS. */
+async function closeConnection(connection: RedisConnection): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<void>((resolve) => timer = setTimeout(resolve, QUIT_TIMEOUT_MS));
+  try {
+    await Promise.race([connection.quit().catch(() => {}), timeout]);
+  } finally {
+    clearTimeout(timer);
+    connection.disconnect();
+  }
+}

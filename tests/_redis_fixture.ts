@@ -1,0 +1,68 @@
+// One private redis-server and one ioredis client for a test file, plus the
+// small helpers the store tests share.
+import { Redis } from "ioredis";
+import { RedisLeaseStore } from "../src/runtime/shared/redis_store.ts";
+import { type RedisServer, startRedisServer } from "./_redis_server.ts";
+
+export interface RedisFixture extends AsyncDisposable {
+  readonly server: RedisServer;
+  /** The caller's client, as a user would make it. */
+  readonly redis: Redis;
+  /** A store on a fresh key (each call its own), through `redis`. */
+  store(options?: { key?: string; limit?: number; leaseMs?: number }): RedisLeaseStore;
+}
+
+let keys = 0;
+
+/** Starts a server and a client; dispose stops both. */
+export async function redisFixture(): Promise<RedisFixture> {
+  const server = await startRedisServer();
+  // Retry quickly: a test that restarts the server should not wait long for the reconnect.
+  const redis = new Redis({
+    host: "127.0.0.1",
+    port: server.port,
+    retryStrategy: () => 20,
+    lazyConnect: true,
+  });
+  redis.on("error", () => {});
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    await server.stop();
+    throw error;
+  }
+  return {
+    server,
+    redis,
+    store: (options = {}) =>
+      new RedisLeaseStore(redis, {
+        key: options.key ?? `test-${++keys}`,
+        limit: options.limit ?? 3,
+        leaseMs: options.leaseMs ?? 10_000,
+      }),
+    async [Symbol.asyncDispose]() {
+      await redis.quit().catch(() => {});
+      redis.disconnect();
+      await server.stop();
+    },
+  };
+}
+
+/** Real time: only for what Redis's own clock must see pass (expiry), kept short. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Resolves with `promise`, or rejects if it takes longer than `ms` (a generous bound, not a timing claim). */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

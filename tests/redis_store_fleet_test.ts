@@ -1,0 +1,117 @@
+// The lease script's view of the fleet, against a real redis-server: wait
+// records, fair share (S4), the key's limit (S7) and release notices.
+import { assertEquals, assertRejects } from "@std/assert";
+import { CapacityMismatchError } from "../mod.ts";
+import { redisKeys } from "../src/runtime/shared/redis_store.ts";
+import { redisFixture, sleep, within } from "./_redis_fixture.ts";
+
+Deno.test("redis lease store: the fleet", async (t) => {
+  await using fx = await redisFixture();
+
+  await t.step("wait records who waits for how many; 0 withdraws", async () => {
+    const store = fx.store({ limit: 1 });
+    const [, , want, waiters] = redisKeys(store.key).keys;
+    await store.acquire("A", 1);
+    assertEquals((await store.wait("B", 3)).othersWaiting, 0); // A holds but waits for nothing
+    assertEquals(await fx.redis.hget(want, "B"), "3");
+    assertEquals((await store.renew("A", [])).othersWaiting, 1);
+    assertEquals((await store.wait("B", 2)).othersWaiting, 0); // B's own record does not count
+    assertEquals(await fx.redis.hget(want, "B"), "2");
+    await store.wait("B", 0);
+    assertEquals(await fx.redis.hexists(want, "B"), 0);
+    assertEquals(await fx.redis.zscore(waiters, "B"), null);
+    assertEquals((await store.renew("A", [])).othersWaiting, 0);
+  });
+
+  await t.step("a granted acquire clears its wait record", async () => {
+    const store = fx.store({ limit: 2 });
+    const { granted } = await store.acquire("A", 2);
+    await store.acquire("B", 1);
+    assertEquals((await store.release("A", granted)).othersWaiting, 1);
+    assertEquals((await store.acquire("B", 1)).granted.length, 1);
+    assertEquals(await fx.redis.hexists(redisKeys(store.key).keys[2], "B"), 0);
+  });
+
+  await t.step("a wait record nobody refreshes expires", async () => {
+    // The record lives leaseMs. Only what a busy machine cannot break: a 20 ms
+    // record is surely gone after 40 ms (its presence is checked above).
+    const store = fx.store({ limit: 1, leaseMs: 20 });
+    await store.wait("B", 2);
+    await sleep(40);
+    assertEquals((await store.wait("A", 0)).othersWaiting, 0);
+    assertEquals(await fx.redis.hexists(redisKeys(store.key).keys[2], "B"), 0);
+  });
+
+  await t.step(
+    "fair share: while others wait, a holder at its share gets no new lease",
+    async () => {
+      const store = fx.store({ limit: 4 });
+      const a = await store.acquire("A", 4);
+      assertEquals(a.granted.length, 4); // nobody else wants any: A may take everything
+      assertEquals((await store.acquire("B", 2)).granted.length, 0);
+      await store.release("A", a.granted.slice(0, 2));
+      // A holds 2 of 4 with B waiting: A is at its share and gets none of the freed two.
+      assertEquals((await store.acquire("A", 2)).granted.length, 0);
+      assertEquals((await store.acquire("B", 2)).granted.length, 2);
+    },
+  );
+
+  await t.step("fair share rounds up, so no capacity stays idle", async () => {
+    const store = fx.store({ limit: 8 });
+    const a = await store.acquire("A", 8);
+    assertEquals((await store.acquire("B", 8)).granted.length, 0);
+    assertEquals((await store.acquire("C", 8)).granted.length, 0);
+    await store.release("A", a.granted.slice(2)); // A keeps 2; B and C each want 8
+    const b = await store.acquire("B", 8); // 3 holders take part: a share is ceil(8/3) = 3
+    const c = await store.acquire("C", 8);
+    assertEquals([b.granted.length, c.granted.length], [3, 3]); // 2 + 3 + 3: all 8 in use
+    await store.release("A", a.granted.slice(0, 2)); // A leaves: 2 take part, 4 each
+    assertEquals((await store.acquire("B", 5)).granted.length, 1);
+    assertEquals((await store.acquire("C", 5)).granted.length, 1);
+  });
+
+  await t.step(
+    "a different limit on a live key is refused (S7), then accepted once idle",
+    async () => {
+      const key = "mismatch";
+      const first = fx.store({ key, limit: 3 });
+      const second = fx.store({ key, limit: 5 });
+      const { granted } = await first.acquire("A", 1);
+      const error = await assertRejects(() => second.acquire("B", 1), CapacityMismatchError);
+      assertEquals([error.key, error.limit, error.storedLimit], [key, 5, 3]);
+      await assertRejects(() => second.wait("B", 1), CapacityMismatchError);
+      await first.release("A", granted);
+      assertEquals((await second.acquire("B", 5)).granted.length, 5);
+      await assertRejects(() => first.acquire("A", 1), CapacityMismatchError);
+    },
+  );
+
+  await t.step("a waiter alone keeps the limit remembered", async () => {
+    const key = "mismatch-waiter";
+    await fx.store({ key, limit: 1 }).wait("A", 1);
+    await assertRejects(() => fx.store({ key, limit: 2 }).acquire("B", 1), CapacityMismatchError);
+  });
+
+  await t.step("release publishes a notice when others wait, and only then", async () => {
+    const store = fx.store({ limit: 2 });
+    let notices = 0;
+    let notified: () => void = () => {};
+    const subscription = await store.subscribe(() => {
+      notices++;
+      notified();
+    });
+    try {
+      const a = await store.acquire("A", 2);
+      await store.release("A", a.granted.slice(0, 1)); // nobody waits: no notice
+      await store.acquire("A", 1);
+      await store.acquire("B", 1); // B waits
+      const notice = new Promise<void>((resolve) => notified = resolve);
+      assertEquals((await store.release("A", a.granted)).othersWaiting, 1);
+      await within(notice, 5_000, "release notice");
+      // Notices arrive in publish order: had the first release published, it came first.
+      assertEquals(notices, 1);
+    } finally {
+      await subscription.close();
+    }
+  });
+});

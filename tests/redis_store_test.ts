@@ -1,0 +1,144 @@
+// The lease script against a real redis-server: leases, renewals, releases,
+// expiry and reclaim, fencing tokens, and the keys it leaves behind.
+import { assert, assertEquals, assertGreater } from "@std/assert";
+import { redisKeys } from "../src/runtime/shared/redis_store.ts";
+import { redisFixture, sleep } from "./_redis_fixture.ts";
+
+function strictlyIncreasing(values: readonly number[]): boolean {
+  return values.every((value, i) => i === 0 || value > values[i - 1]);
+}
+
+Deno.test("redis lease store: leases", async (t) => {
+  await using fx = await redisFixture();
+
+  await t.step("acquire grants up to the limit and records the rest as waiting", async () => {
+    const store = fx.store({ limit: 3 });
+    const a = await store.acquire("A", 2);
+    assertEquals(a.granted.length, 2);
+    assertEquals(a.othersWaiting, 0);
+    const b = await store.acquire("B", 5);
+    assertEquals(b.granted.length, 1);
+    const [leases, , want] = redisKeys(store.key).keys;
+    assertEquals(await fx.redis.zcard(leases), 3);
+    assertEquals(await fx.redis.hget(want, "B"), "4");
+    assert(strictlyIncreasing([...a.granted, ...b.granted]));
+  });
+
+  await t.step("a batch larger than one ZADD chunk is granted in one call", async () => {
+    const store = fx.store({ limit: 2_500 });
+    const { granted } = await store.acquire("A", 2_500);
+    assertEquals(granted.length, 2_500);
+    assert(strictlyIncreasing(granted));
+    assertEquals(await fx.redis.zcard(redisKeys(store.key).keys[0]), 2_500);
+    assertEquals((await store.release("A", granted)).released, 2_500);
+  });
+
+  await t.step(
+    "acquire reports the time to the earliest deadline, from Redis's clock",
+    async () => {
+      const store = fx.store({ limit: 2, leaseMs: 10_000 });
+      const { earliestMs } = await store.acquire("A", 1);
+      assert(earliestMs > 0 && earliestMs <= 10_000, `earliestMs ${earliestMs}`);
+      assertEquals((await fx.store().acquire("A", 0)).earliestMs, -1);
+    },
+  );
+
+  await t.step("renew extends every live lease of the holder and keeps its fence", async () => {
+    const store = fx.store({ limit: 2, leaseMs: 10_000 });
+    const { granted } = await store.acquire("A", 2);
+    const leases = redisKeys(store.key).keys[0];
+    const before = await fx.redis.zrange(leases, "0", "-1", "WITHSCORES");
+    await sleep(5);
+    const renewed = await store.renew("A", granted);
+    assertEquals(renewed.lost, []);
+    const after = await fx.redis.zrange(leases, "0", "-1", "WITHSCORES");
+    assertEquals([after[0], after[2]], [before[0], before[2]]); // same members: same fences
+    assertGreater(Number(after[1]), Number(before[1]));
+    assertGreater(Number(after[3]), Number(before[3]));
+  });
+
+  await t.step("renew refuses leases of another holder and unknown fences", async () => {
+    const store = fx.store({ limit: 2 });
+    const { granted } = await store.acquire("A", 1);
+    assertEquals((await store.renew("B", granted)).lost, granted);
+    assertEquals((await store.renew("A", [granted[0] + 1])).lost, [granted[0] + 1]);
+    assertEquals((await store.renew("A", granted)).lost, []);
+  });
+
+  await t.step(
+    "expired leases are reclaimed by the next call; a late renewal revives nothing",
+    async () => {
+      const store = fx.store({ limit: 2, leaseMs: 20 });
+      const { granted } = await store.acquire("A", 2);
+      await sleep(40); // past the deadline on any clock
+      assertEquals((await store.renew("A", granted)).lost, granted);
+      const [leases, held] = redisKeys(store.key).keys;
+      assertEquals(await fx.redis.zcard(leases), 0);
+      assertEquals(await fx.redis.hexists(held, "A"), 0);
+      assertEquals((await store.acquire("B", 2)).granted.length, 2);
+    },
+  );
+
+  await t.step(
+    "an expired lease goes to another holder even without a renewal attempt",
+    async () => {
+      const store = fx.store({ limit: 1, leaseMs: 20 });
+      // Only what a busy machine cannot break: a 20 ms lease has surely expired after 40 ms.
+      assertEquals((await store.acquire("A", 1)).granted.length, 1);
+      await sleep(40);
+      assertEquals((await store.acquire("B", 1)).granted.length, 1);
+    },
+  );
+
+  await t.step("release gives back only the holder's own leases", async () => {
+    const store = fx.store({ limit: 2 });
+    const { granted } = await store.acquire("A", 2);
+    assertEquals((await store.release("B", granted)).released, 0);
+    assertEquals((await store.release("A", granted.slice(0, 1))).released, 1);
+    assertEquals((await store.release("A", granted)).released, 1);
+    assertEquals((await store.acquire("B", 2)).granted.length, 2);
+  });
+
+  await t.step("fencing tokens strictly increase across holders, batches and reclaim", async () => {
+    const store = fx.store({ limit: 3, leaseMs: 20 });
+    const tokens: number[] = [];
+    for (const holder of ["A", "B", "A", "C"]) {
+      const { granted } = await store.acquire(holder, 2);
+      tokens.push(...granted);
+      await store.release(holder, granted.slice(0, 1));
+    }
+    await sleep(40);
+    const afterReclaim = (await store.acquire("D", 3)).granted;
+    assertEquals(afterReclaim.length, 3);
+    tokens.push(...afterReclaim);
+    assert(strictlyIncreasing(tokens), `tokens ${tokens}`);
+    assert(tokens.every(Number.isSafeInteger));
+  });
+
+  await t.step("fencing tokens keep increasing after a restart lost the counter", async () => {
+    const store = fx.store({ limit: 2 });
+    const before = (await store.acquire("A", 2)).granted;
+    await fx.server.restart(); // no persistence: every key, the counter included, is gone
+    const after = (await store.acquire("B", 2)).granted;
+    assertEquals(after.length, 2);
+    assertGreater(after[0], before[1]);
+  });
+
+  await t.step("the script is loaded again when the server lost it (NOSCRIPT)", async () => {
+    await fx.redis.script("FLUSH");
+    assertEquals((await fx.store({ limit: 1 }).acquire("A", 1)).granted.length, 1);
+  });
+
+  await t.step("keys go when nothing is live, except the fence counter", async () => {
+    const store = fx.store({ limit: 2 });
+    const { keys } = redisKeys(store.key);
+    const { granted } = await store.acquire("A", 3); // 2 leases and a wait for 1
+    for (const key of keys.slice(0, 5)) assertGreater(await fx.redis.pttl(key), 10_000);
+    assertEquals(await fx.redis.pttl(keys[5]), -1); // the fence counter never expires
+    await store.release("A", granted);
+    assertEquals(await fx.redis.exists(...keys.slice(0, 4)), 2); // still waiting: want, waiters
+    await store.wait("A", 0);
+    assertEquals(await fx.redis.exists(...keys.slice(0, 5)), 0);
+    assertEquals(await fx.redis.exists(keys[5]), 1);
+  });
+});
