@@ -11,6 +11,7 @@ import type { CheckedForkOptions } from "./_options.ts";
 import type { ProcessRecord, StopWaiter } from "./process.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
 import { ScriptLane } from "./_guard.ts";
+import { show } from "../_validate.ts";
 
 /** What forkAll needs from its scope. */
 export interface ForkHost {
@@ -26,6 +27,14 @@ export interface ForkHost {
 }
 
 const noop = () => {};
+
+/** Checks what an iterator gave as `for...of` does: a non-object is a TypeError. */
+function requireObjectFrom<T>(what: string, value: T): T {
+  if (value === null || (typeof value !== "object" && typeof value !== "function")) {
+    throw new TypeError(`forkAll items: ${what} must return an object, got ${show(value)}`);
+  }
+  return value;
+}
 const arrayValues = Array.prototype[Symbol.iterator];
 
 function resume<I, T>(run: ForkAllRun<I, T>): void {
@@ -57,7 +66,6 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
   lane: ScriptLane | undefined = undefined;
   #nextIndex = 0;
   #exhausted = false;
-  #pulling = false;
   /** Whether this run sits in the pool's wait (at most once at a time). */
   #waiting = false;
   #waitingItem: I | undefined = undefined;
@@ -99,9 +107,15 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
     }
     try {
       if (typeof (items as Iterable<I>)[Symbol.iterator] === "function") {
-        this.#syncItems = (items as Iterable<I>)[Symbol.iterator]();
+        this.#syncItems = requireObjectFrom(
+          "[Symbol.iterator]()",
+          (items as Iterable<I>)[Symbol.iterator](),
+        );
       } else {
-        this.#asyncItems = (items as AsyncIterable<I>)[Symbol.asyncIterator]();
+        this.#asyncItems = requireObjectFrom(
+          "[Symbol.asyncIterator]()",
+          (items as AsyncIterable<I>)[Symbol.asyncIterator](),
+        );
       }
     } catch (error) {
       this.#fail(error);
@@ -129,19 +143,18 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
         }
         item = array[this.#nextIndex];
       } else {
-        let step: IteratorResult<I>;
         try {
-          step = items!.next();
+          const step = requireObjectFrom("the iterator's next()", items!.next());
+          if (step.done) {
+            this.#exhausted = true;
+            this.#maybeSettle();
+            return;
+          }
+          item = step.value;
         } catch (error) {
           this.#fail(error);
           return;
         }
-        if (step.done) {
-          this.#exhausted = true;
-          this.#maybeSettle();
-          return;
-        }
-        item = step.value;
       }
       const index = this.#nextIndex++;
       if (!slots.tryAcquire()) {
@@ -156,27 +169,28 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
     const items = this.#asyncItems!;
     const slots = this.host.core.slots;
     while (this.#failure === undefined) {
-      let step: IteratorResult<I>;
-      this.#pulling = true;
+      let item: I;
+      // The pending next() does not hold the run open: a failure, the
+      // signal or the scope's cancellation settles it meanwhile, and
+      // whatever next() brings afterwards is dropped.
       try {
-        step = await items.next();
+        const step = requireObjectFrom("the async iterator's next()", await items.next());
+        if (this.#failure !== undefined) break;
+        if (step.done) {
+          this.#exhausted = true;
+          break;
+        }
+        item = step.value;
       } catch (error) {
-        this.#pulling = false;
         this.#fail(error);
         return;
       }
-      this.#pulling = false;
-      if (this.#failure !== undefined) break;
-      if (step.done) {
-        this.#exhausted = true;
-        break;
-      }
       const index = this.#nextIndex++;
       if (!slots.tryAcquire()) {
-        this.#wait(step.value, index);
+        this.#wait(item, index);
         return;
       }
-      this.#launch(step.value, index);
+      this.#launch(item, index);
     }
     this.#maybeSettle();
   }
@@ -269,7 +283,7 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
   }
 
   #maybeSettle(): void {
-    if (this.#settled || this.#live > 0 || this.#waiting || this.#pulling) return;
+    if (this.#settled || this.#live > 0 || this.#waiting) return;
     if (this.#failure === undefined && !this.#exhausted) return;
     this.#settled = true;
     if (this.#onAbort !== undefined) {
