@@ -46,6 +46,7 @@ export { backoff, type BackoffOptions, fifo, type WaitPolicy } from "./src/runti
 export {
   AwaitTimeoutError,
   CapacityMismatchError,
+  DeadlockError,
   LeaseLostError,
   NestedForkError,
   ProcessCancelledError,

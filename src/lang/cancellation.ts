@@ -13,6 +13,7 @@
 // and is part of LangL. The AbortController behind it is created only when
 // somebody asks for the signal: most processes never do.
 import type { ProcessCancelledError } from "../errors.ts";
+import { LockHolder } from "./_lock_graph.ts";
 
 /**
  * Something pending that a cancellation must call off at once (a delay).
@@ -37,7 +38,7 @@ export let addCancelHook: (cancellation: Cancellation, hook: CancelHook) => void
 /** Forgets a hook whose operation ended on its own (a delay that fired). */
 export let removeCancelHook: (cancellation: Cancellation, hook: CancelHook) => void;
 
-export class Cancellation {
+export class Cancellation extends LockHolder {
   #reason: ProcessCancelledError | undefined = undefined;
   #controller: AbortController | undefined = undefined;
   // A process usually has at most one pending delay: one slot, then a Set.

@@ -27,7 +27,7 @@ import {
 } from "../runtime/clock.ts";
 import type { ProcessCancelledError } from "../errors.ts";
 import type { LangL, SharedVar, Transaction } from "./lang.ts";
-import { BufferedTransaction } from "./_transaction.ts";
+import * as vars from "./_var_ops.ts";
 import { requireData, VarCell } from "./shared_var.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
 
@@ -70,13 +70,6 @@ function sleepOn(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
   return Promise.resolve(sleeping);
 }
 
-/** A value that became a thenable after it was stored (a mutated object) is refused, not awaited. */
-function readData<T>(cell: VarCell<T>): T {
-  const value = cell.value;
-  requireData(`readVar: SharedVar ${cell.id}'s value`, value);
-  return value;
-}
-
 /** A process's LangL object, which also carries its cancellation state. */
 export class LangInterpreter extends Cancellation implements LangL {
   readonly #core: RuntimeCore;
@@ -84,7 +77,7 @@ export class LangInterpreter extends Cancellation implements LangL {
   #random: RandomStream | undefined = undefined;
 
   constructor(core: RuntimeCore, readonly processId: number, name: string | undefined) {
-    super();
+    super(processId, name);
     this.#core = core;
     this.#name = name;
   }
@@ -135,17 +128,7 @@ export class LangInterpreter extends Cancellation implements LangL {
   readVar<T>(variable: SharedVar<T>): Promise<T> {
     try {
       this.#enter("readVar");
-      const cell = this.#cell(variable, "readVar");
-      throwIfCancelled(this);
-      if (cell.holder === undefined) return Promise.resolve(readData(cell));
-      this.#refuseReentry(cell, "readVar");
-      return cell.lock(this, this.signal).then(() => {
-        try {
-          return readData(cell);
-        } finally {
-          cell.unlock();
-        }
-      });
+      return vars.readVar(this, this.#cell(variable, "readVar"));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -154,71 +137,40 @@ export class LangInterpreter extends Cancellation implements LangL {
   writeVar<T>(variable: SharedVar<T>, value: T): Promise<void> {
     try {
       this.#enter("writeVar");
-      const cell = this.#cell(variable, "writeVar");
-      requireData("writeVar value", value);
-      throwIfCancelled(this);
-      if (cell.holder === undefined) {
-        cell.value = value;
-        return Promise.resolve();
-      }
-      this.#refuseReentry(cell, "writeVar");
-      return cell.lock(this, this.signal).then(() => {
-        cell.value = value;
-        cell.unlock();
-      });
+      return vars.writeVar(this, this.#cell(variable, "writeVar"), value);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  async modifyVar<T>(variable: SharedVar<T>, f: (value: T) => T | Promise<T>): Promise<T> {
-    this.#enter("modifyVar");
-    const cell = this.#cell(variable, "modifyVar");
-    requireFunction("modifyVar f", f);
-    throwIfCancelled(this);
-    this.#refuseReentry(cell, "modifyVar");
-    if (!cell.tryLock(this)) await cell.lock(this, this.signal);
+  modifyVar<T>(variable: SharedVar<T>, f: (value: T) => T | Promise<T>): Promise<T> {
     try {
-      const next = await f(cell.value);
-      // Like atomically: a cancelled process's change is rolled back.
-      throwIfCancelled(this);
-      cell.value = next;
-      return next;
-    } finally {
-      cell.unlock();
+      this.#enter("modifyVar");
+      const cell = this.#cell(variable, "modifyVar");
+      requireFunction("modifyVar f", f);
+      return vars.modifyVar(this, cell, f);
+    } catch (error) {
+      return Promise.reject(error);
     }
   }
 
-  async atomically<R>(
+  atomically<R>(
     // deno-lint-ignore no-explicit-any
-    vars: readonly SharedVar<any>[],
+    variables: readonly SharedVar<any>[],
     body: (tx: Transaction) => R | Promise<R>,
   ): Promise<R> {
-    this.#enter("atomically");
-    if (!Array.isArray(vars)) {
-      throw new TypeError(`atomically vars must be an array of SharedVar, got ${show(vars)}`);
-    }
-    requireFunction("atomically body", body);
-    const cells = [...new Set(vars.map((v, i) => this.#cell(v, `atomically vars[${i}]`)))];
-    for (const cell of cells) this.#refuseReentry(cell, "atomically");
-    throwIfCancelled(this);
-    // A single global order (by id) means two processes can never each hold
-    // what the other waits for.
-    cells.sort((a, b) => a.id - b.id);
-    const held: VarCell<unknown>[] = [];
-    const tx = new BufferedTransaction(new Set(cells));
     try {
-      for (const cell of cells) {
-        if (!cell.tryLock(this)) await cell.lock(this, this.signal);
-        held.push(cell);
+      this.#enter("atomically");
+      if (!Array.isArray(variables)) {
+        throw new TypeError(
+          `atomically vars must be an array of SharedVar, got ${show(variables)}`,
+        );
       }
-      const result = await body(tx);
-      throwIfCancelled(this);
-      tx.commit();
-      return result;
-    } finally {
-      tx.close();
-      for (const cell of held) cell.unlock();
+      requireFunction("atomically body", body);
+      const cells = variables.map((v, i) => this.#cell(v, `atomically vars[${i}]`));
+      return vars.atomically(this, [...new Set(cells)], body);
+    } catch (error) {
+      return Promise.reject(error);
     }
   }
 
@@ -261,24 +213,7 @@ export class LangInterpreter extends Cancellation implements LangL {
   }
 
   #cell<T>(variable: SharedVar<T>, argument: string): VarCell<T> {
-    if (!(variable instanceof VarCell)) {
-      throw new TypeError(
-        `${argument} must be a SharedVar created by newVar, got ${show(variable)}`,
-      );
-    }
-    if (variable.owner !== this.#core) {
-      throw new TypeError(`${argument}: SharedVar ${variable.id} belongs to another runtime`);
-    }
-    return variable;
-  }
-
-  #refuseReentry(cell: VarCell<unknown>, op: string): void {
-    if (cell.holder === this) {
-      throw new TypeError(
-        `${op} on SharedVar ${cell.id}: this process already holds its lock ` +
-          "(inside modifyVar's function or atomically's body); use the value or tx you have",
-      );
-    }
+    return vars.cellOf(variable, argument, this.#core);
   }
 
   #log(

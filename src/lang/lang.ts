@@ -104,16 +104,23 @@ export interface LangL {
   now(): number;
   /** Creates a shared variable. */
   newVar<T>(initial: T): SharedVar<T>;
-  /** Reads a variable (waiting for its lock if another process holds it). */
+  /**
+   * Reads a variable (waiting for its lock if another process holds it). Every
+   * lock wait that would close a cycle of waits between processes rejects at
+   * once with `DeadlockError`; using a variable this process already holds is a
+   * `TypeError`.
+   */
   readVar<T>(variable: SharedVar<T>): Promise<T>;
-  /** Writes a variable. */
+  /** Writes a variable; a Promise or other thenable is refused (a value is data). */
   writeVar<T>(variable: SharedVar<T>, value: T): Promise<void>;
   /** Replaces a variable's value by `f(value)`, holding its lock across `f`; returns the new value. */
   modifyVar<T>(variable: SharedVar<T>, f: (value: T) => T | Promise<T>): Promise<T>;
   /**
-   * Locks `vars` (in id order, so no deadlock), runs `body` and applies its
-   * writes only if it returns. If it throws or the process is cancelled,
-   * nothing is written.
+   * Locks `vars` (in id order, so two transactions never deadlock), runs
+   * `body` and applies its writes only if it returns. If it throws or the
+   * process is cancelled, nothing is written. A body that waits for another
+   * variable held by a process that waits for one of `vars` gets
+   * `DeadlockError` (and, unless it catches it, rolls back).
    */
   atomically<R>(
     // deno-lint-ignore no-explicit-any

@@ -3,6 +3,7 @@
 // newcomers can never starve it.
 import { LinkedQueue, QueueNode } from "../_linked_queue.ts";
 import type { SharedVar } from "./lang.ts";
+import { addLockWait, deadlockFor, type LockHolder, removeLockWait } from "./_lock_graph.ts";
 
 /**
  * A variable's value is data. A Promise can never resolve to a thenable (it
@@ -32,7 +33,7 @@ function isThenable(value: unknown): boolean {
 
 class LockWaiter extends QueueNode {
   constructor(
-    readonly holder: object,
+    readonly holder: LockHolder,
     readonly resolve: () => void,
     readonly reject: (reason: unknown) => void,
   ) {
@@ -41,8 +42,8 @@ class LockWaiter extends QueueNode {
 }
 
 export class VarCell<T> implements SharedVar<T> {
-  /** The object currently holding the lock (a LangL interpreter), if any. */
-  holder: object | undefined = undefined;
+  /** The LangL interpreter holding the lock, if any. */
+  holder: LockHolder | undefined = undefined;
   readonly #waiters = new LinkedQueue<LockWaiter>();
 
   constructor(
@@ -53,25 +54,33 @@ export class VarCell<T> implements SharedVar<T> {
   ) {}
 
   /** Locks without waiting, or returns false. */
-  tryLock(holder: object): boolean {
+  tryLock(holder: LockHolder): boolean {
     if (this.holder !== undefined) return false;
     this.holder = holder;
     return true;
   }
 
-  /** Waits in line for the lock; rejects with `signal.reason` on abort. */
-  lock(holder: object, signal: AbortSignal): Promise<void> {
+  /**
+   * Waits in line for the lock; rejects with `signal.reason` on abort, and at
+   * once with DeadlockError if this wait would close a cycle of waits.
+   */
+  lock(holder: LockHolder, signal: AbortSignal): Promise<void> {
     if (this.tryLock(holder)) return Promise.resolve();
     if (signal.aborted) return Promise.reject(signal.reason);
+    const deadlock = deadlockFor(holder, this);
+    if (deadlock !== undefined) return Promise.reject(deadlock);
     return new Promise<void>((resolve, reject) => {
       const onAbort = () => {
-        if (this.#waiters.remove(waiter)) reject(signal.reason);
+        if (!this.#waiters.remove(waiter)) return;
+        removeLockWait(holder, this);
+        reject(signal.reason);
       };
       const waiter = new LockWaiter(holder, () => {
         signal.removeEventListener("abort", onAbort);
         resolve();
       }, reject);
       this.#waiters.push(waiter);
+      addLockWait(holder, this);
       signal.addEventListener("abort", onAbort, { once: true });
     });
   }
@@ -79,6 +88,9 @@ export class VarCell<T> implements SharedVar<T> {
   unlock(): void {
     const next = this.#waiters.shift();
     this.holder = next?.holder;
-    next?.resolve();
+    if (next !== undefined) {
+      removeLockWait(next.holder, this);
+      next.resolve();
+    }
   }
 }

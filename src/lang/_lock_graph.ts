@@ -1,0 +1,130 @@
+// Who waits for which variable's lock, so that a wait that would close a
+// cycle (A waits for a variable held by B, which waits for one held by A,
+// directly or through others) is refused at once with DeadlockError instead
+// of hanging both processes forever (API.md rule 12).
+//
+// The graph is per process, like the re-entry rule: a process is one node,
+// whatever number of LangL operations it runs at once. Its edges are the lock
+// waits it has now; each leads to the process holding that lock. The check
+// runs only when a lock is contended (the uncontended path never touches the
+// graph), and walks from the holder: in a program of sequential processes the
+// holder is usually running, not waiting, and the walk ends at once.
+import { DeadlockError } from "../errors.ts";
+
+/** A variable's lock, as the graph sees it. */
+export interface GraphLock {
+  readonly id: number;
+  readonly holder: LockHolder | undefined;
+}
+
+/** Lock waits of a holder; module functions, so that a script cannot reach them. */
+export let addLockWait: (holder: LockHolder, lock: GraphLock) => void;
+export let removeLockWait: (holder: LockHolder, lock: GraphLock) => void;
+/** Whether `holder` waits for any lock now. */
+let isWaiting: (holder: LockHolder) => boolean;
+/** The locks `holder` waits for now. */
+export let lockWaitsOf: (holder: LockHolder) => GraphLock[];
+/** "process 3 (name)", or "an evalLang script". */
+export let holderLabel: (holder: LockHolder) => string;
+
+/**
+ * A party that can hold and wait for variables' locks: a process's (or an
+ * evalLang script's) LangL object, through its base class.
+ */
+export class LockHolder {
+  readonly #holderId: number;
+  readonly #holderName: string | undefined;
+  // Usually no wait or one: one slot, then a Set.
+  #wait: GraphLock | undefined = undefined;
+  #moreWaits: Set<GraphLock> | undefined = undefined;
+
+  constructor(processId: number, name: string | undefined) {
+    this.#holderId = processId;
+    this.#holderName = name;
+  }
+
+  static {
+    addLockWait = (holder, lock) => {
+      if (holder.#wait === undefined) holder.#wait = lock;
+      else (holder.#moreWaits ??= new Set()).add(lock);
+    };
+    removeLockWait = (holder, lock) => {
+      if (holder.#wait === lock) holder.#wait = undefined;
+      else holder.#moreWaits?.delete(lock);
+    };
+    isWaiting = (holder) => holder.#wait !== undefined || (holder.#moreWaits?.size ?? 0) > 0;
+    lockWaitsOf = (holder) => {
+      const waits = holder.#wait === undefined ? [] : [holder.#wait];
+      if (holder.#moreWaits !== undefined) waits.push(...holder.#moreWaits);
+      return waits;
+    };
+    holderLabel = (holder) => {
+      if (holder.#holderId === 0) return "an evalLang script";
+      const name = holder.#holderName;
+      return name === undefined
+        ? `process ${holder.#holderId}`
+        : `process ${holder.#holderId} (${name})`;
+    };
+  }
+
+  /** The process id (0 for an evalLang script). */
+  static idOf(holder: LockHolder): number {
+    return holder.#holderId;
+  }
+}
+
+/** One step of a cycle: `holder` waits for `lock`, held by the next step's holder. */
+interface Step {
+  readonly holder: LockHolder;
+  readonly lock: GraphLock;
+}
+
+/**
+ * The DeadlockError for `waiter` waiting for `lock`, if that wait would close a
+ * cycle; else undefined.
+ */
+export function deadlockFor(waiter: LockHolder, lock: GraphLock): DeadlockError | undefined {
+  const first = lock.holder;
+  // The common case, allocation-free: the holder is running, not waiting.
+  if (first === undefined || (first !== waiter && !isWaiting(first))) return undefined;
+  const path: Step[] = [{ holder: waiter, lock }];
+  if (first === waiter) return errorFor(path);
+  const visited = new Set<LockHolder>([first]);
+  // Depth first; a node's remaining locks are kept on an explicit stack so a
+  // long chain of waiting processes cannot overflow the call stack.
+  const pending: { holder: LockHolder; locks: GraphLock[]; depth: number }[] = [];
+  pending.push({ holder: first, locks: lockWaitsOf(first), depth: 1 });
+  while (pending.length > 0) {
+    const top = pending[pending.length - 1];
+    const next = top.locks.pop();
+    if (next === undefined) {
+      pending.pop();
+      continue;
+    }
+    path.length = top.depth;
+    path.push({ holder: top.holder, lock: next });
+    const holder = next.holder;
+    if (holder === waiter) return errorFor(path);
+    if (holder === undefined || visited.has(holder)) continue;
+    visited.add(holder);
+    pending.push({ holder, locks: lockWaitsOf(holder), depth: top.depth + 1 });
+  }
+  return undefined;
+}
+
+function errorFor(path: Step[]): DeadlockError {
+  const cycle = path.map(({ holder, lock }) => ({
+    processId: LockHolder.idOf(holder),
+    varId: lock.id,
+  }));
+  const [closing, ...rest] = path;
+  let message = `deadlock: ${
+    holderLabel(closing.holder)
+  } would wait for SharedVar ${closing.lock.id}`;
+  for (const step of rest) {
+    message += `, held by ${holderLabel(step.holder)}, which waits for SharedVar ${step.lock.id}`;
+  }
+  message += `, held by ${holderLabel(closing.holder)} itself. ` +
+    "Its wait was refused; lock variables in one order (atomically([a, b], ...) does that)";
+  return new DeadlockError(message, cycle);
+}
