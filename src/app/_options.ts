@@ -3,6 +3,7 @@ import {
   requireDuration,
   requireFunction,
   requireObject,
+  requireSafeInteger,
   requireSignal,
   show,
 } from "../_validate.ts";
@@ -13,24 +14,28 @@ export interface CheckedForkOptions {
   readonly signal: AbortSignal | undefined;
   readonly timeoutMs: number | undefined;
   readonly name: string | undefined;
+  /** 0 unless given: the pool's default line. */
+  readonly priority: number;
 }
 
 const NO_FORK_OPTIONS: CheckedForkOptions = Object.freeze({
   signal: undefined,
   timeoutMs: undefined,
   name: undefined,
+  priority: 0,
 });
 
 export function checkForkOptions(op: string, options: ForkOptions | undefined): CheckedForkOptions {
   if (options === undefined) return NO_FORK_OPTIONS;
   requireObject(`${op} options`, options);
-  const { signal, timeoutMs, name } = options;
+  const { signal, timeoutMs, name, priority = 0 } = options;
   if (signal !== undefined) requireSignal(`${op} options.signal`, signal);
   if (timeoutMs !== undefined) requireDuration(`${op} options.timeoutMs`, timeoutMs, true);
   if (name !== undefined && typeof name !== "string") {
     throw new TypeError(`${op} options.name must be a string, got ${show(name)}`);
   }
-  return { signal, timeoutMs: timeoutMs === Infinity ? undefined : timeoutMs, name };
+  requireSafeInteger(`${op} options.priority`, priority);
+  return { signal, timeoutMs: timeoutMs === Infinity ? undefined : timeoutMs, name, priority };
 }
 
 const NO_AWAIT_OPTIONS: AwaitOptions = Object.freeze({});

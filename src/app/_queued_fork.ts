@@ -45,6 +45,10 @@ export class QueuedFork extends SlotWaiter implements Settler<ProcessRecord> {
     super(scope);
   }
 
+  override get priority(): number {
+    return this.options.priority;
+  }
+
   /** The owner the pool knows, as the scope it is (not stored twice). */
   get scope(): Scope {
     return this.owner as Scope;

@@ -24,6 +24,32 @@ export interface ForkOptions {
   timeoutMs?: number;
   /** A name for logs and errors (`forkAll` appends `[index]`). */
   name?: string;
+  /**
+   * An integer, default 0. Under `fifo()`, a freed slot goes to the waiting
+   * fork with the highest priority, first come first served within one
+   * priority; `backoff()` ignores it. For `forkAll`, every item has it.
+   *
+   * @example Urgent work overtakes the queue, not the running processes
+   * ```ts
+   * import { Runtime } from "@procpool/procpool";
+   * await using runtime = new Runtime({ maxProcesses: 1 });
+   * const order: string[] = [];
+   * await runtime.runApp(async (app) => {
+   *   const gate = Promise.withResolvers<void>();
+   *   const running = await app.forkProcess(() => gate.promise);
+   *   const forks = [
+   *     app.forkProcess(() => void order.push("batch 1")),
+   *     app.forkProcess(() => void order.push("batch 2")),
+   *     app.forkProcess(() => void order.push("urgent"), { priority: 10 }),
+   *   ];
+   *   gate.resolve();
+   *   await app.awaitResult(running);
+   *   for (const fork of forks) await app.awaitResult(await fork);
+   * });
+   * console.assert(order.join() === "urgent,batch 1,batch 2");
+   * ```
+   */
+  priority?: number;
 }
 
 /**

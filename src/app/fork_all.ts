@@ -125,6 +125,10 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
     else void this.#pumpAsync();
   }
 
+  override get priority(): number {
+    return this.options.priority;
+  }
+
   scopeCancelled(): void {
     this.#fail(this.host.closedError());
   }
