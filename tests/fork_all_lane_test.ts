@@ -124,3 +124,45 @@ Deno.test("forkAll: an array with its own iterator is read through it", async ()
   assertEquals(steps, 3);
   assert(runtime.stats().succeeded === 3);
 });
+
+Deno.test("forkAll: each item runs in its forker's context, whatever another item enters", async (t) => {
+  const depth = new AsyncLocalStorage<number>();
+  const sources: [string, () => Iterable<number> | AsyncIterable<number>][] = [
+    ["an array", () => [1, 2, 3]],
+    ["a set", () => new Set([1, 2, 3])],
+    ["an async generator", async function* () {
+      yield* [1, 2, 3];
+    }],
+  ];
+  for (const [label, source] of sources) {
+    for (const maxProcesses of [1, 2, 8]) {
+      await t.step(`${label}, capacity ${maxProcesses}`, async () => {
+        await using runtime = createTestRuntime({ maxProcesses, seed: 1 });
+        const seen = await runtime.runApp((app) =>
+          depth.run(1, () =>
+            app.forkAll(source(), async (n, lang) => {
+              const before = depth.getStore()!;
+              depth.enterWith(before + 1);
+              await lang.delay(n);
+              // The item keeps what it entered across its own awaits.
+              return `${before}->${depth.getStore()}`;
+            }))
+        );
+        assertEquals(seen, ["1->2", "1->2", "1->2"]);
+      });
+    }
+  }
+  await t.step("synchronous items, and what the forker sees afterwards", async () => {
+    await using runtime = new Runtime({ maxProcesses: 2 });
+    await runtime.runApp((app) =>
+      depth.run(1, async () => {
+        const seen = await app.forkAll([1, 2, 3, 4], () => {
+          depth.enterWith(depth.getStore()! + 1);
+          return depth.getStore();
+        });
+        assertEquals(seen, [2, 2, 2, 2]);
+        assertEquals(depth.getStore(), 1);
+      })
+    );
+  });
+});

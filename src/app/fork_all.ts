@@ -72,7 +72,6 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
   #waitingIndex = 0;
   #granted: ProcessRecord | undefined = undefined;
   readonly #grant: Settler<ForkAllRun<I, T>> = { resolve: noop, reject: noop };
-  #grantArmed = false;
   #failure: { error: unknown } | undefined = undefined;
   #settled = false;
   readonly #onAbort: (() => void) | undefined;
@@ -203,28 +202,18 @@ export class ForkAllRun<I, T> extends SlotWaiter implements StopWaiter {
     this.#waitingItem = item;
     this.#waitingIndex = index;
     this.#waiting = true;
-    // Registered here, in forkAll's own async context, so that the granted
-    // item runs there too (see _queued_fork.ts). A lane keeps one such
-    // reaction armed until a grant from outside uses it up.
-    if (!this.#grantArmed) {
-      promiseFor(this.#grant).then(resumeAfterGrant);
-      this.#grantArmed = this.lane !== undefined;
-    }
+    // Registered here, in forkAll's own async context (the pump runs only
+    // where no script has run before it in the same job), so that the granted
+    // item runs there too (see _queued_fork.ts), whoever releases the slot.
+    promiseFor(this.#grant).then(resumeAfterGrant);
     this.host.core.slots.enqueue(this);
   }
 
   slotGranted(): void {
-    // The slot is taken now; the item's script runs one reaction later,
-    // unless one of this run's own items handed it over while stopping in
-    // the lane: then the context is already the right one.
+    // The slot is taken now; the item's script runs one reaction later.
     this.#waiting = false;
     this.#granted = this.#admit(this.#waitingIndex);
-    if (this.lane?.isCurrent) {
-      this.resume();
-    } else {
-      this.#grantArmed = false;
-      this.#grant.resolve(this);
-    }
+    this.#grant.resolve(this);
   }
 
   /** Runs the granted item, then goes on feeding. */

@@ -29,6 +29,7 @@ export interface ProcessOwner {
 type ScriptFunction = (...args: any[]) => unknown;
 
 const noop = () => {};
+const RESOLVED = Promise.resolve();
 
 // A QueueNode so that the scope owning a process can keep its running
 // processes in an O(1) intrusive list rather than a hashed Set.
@@ -93,30 +94,47 @@ export class ProcessRecord extends QueueNode {
    * LangL code and in the caller's async context, which the process inherits.
    */
   invoke(fn: ScriptFunction, item?: unknown, withItem = false): void {
-    const lang: LangL = this.lang;
     const lane = this.lane;
+    if (lane !== undefined) {
+      // A promise job of its own: whatever the script does to the async
+      // context (`enterWith`) ends with that job instead of leaking into the
+      // lane's next items. Registered here, in the lane's clean context.
+      RESOLVED.then(() => this.#invokeInLane(lane, fn, item));
+      return;
+    }
+    const lang: LangL = this.lang;
     let result: unknown;
     try {
-      if (lane !== undefined) result = lane.script(fn, item, lang);
-      else result = withItem ? runAsScript(fn, item, lang) : runAsScript(fn, lang);
+      result = withItem ? runAsScript(fn, item, lang) : runAsScript(fn, lang);
     } catch (error) {
       // Settle asynchronously even for a synchronous throw: a hand-off chain of
       // such processes must not grow the stack.
       result = Promise.reject(error);
     }
-    // Registered outside the script's mark, so the bookkeeping is not LangL
-    // code; in a lane, the bookkeeping marks itself as procpool's own.
-    if (lane === undefined) {
-      Promise.resolve(result).then(
-        (value) => this.#stop(true, value),
-        (error) => this.#stop(false, error),
-      );
-    } else {
-      Promise.resolve(result).then(
-        (value) => this.#stopInLane(lane, true, value),
-        (error) => this.#stopInLane(lane, false, error),
-      );
+    // Registered outside the script's mark, so the bookkeeping is not LangL code.
+    Promise.resolve(result).then(
+      (value) => this.#stop(true, value),
+      (error) => this.#stop(false, error),
+    );
+  }
+
+  /**
+   * The script's own job in a lane. Its outcome is heard in a reaction
+   * registered after the script, so in whatever context the script left:
+   * the bookkeeping there marks itself as procpool's own and starts no
+   * script itself (forkAll resumes through a reaction it registered clean).
+   */
+  #invokeInLane(lane: ScriptLane, fn: ScriptFunction, item: unknown): void {
+    let result: unknown;
+    try {
+      result = lane.script(fn, item, this.lang);
+    } catch (error) {
+      result = Promise.reject(error);
     }
+    Promise.resolve(result).then(
+      (value) => this.#stopInLane(lane, true, value),
+      (error) => this.#stopInLane(lane, false, error),
+    );
   }
 
   invokePending(): void {
