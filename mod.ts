@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts
- * import { Runtime } from "./mod.ts";
+ * import { Runtime } from "@procpool/procpool";
  *
  * await using runtime = new Runtime({ maxProcesses: 4 });
  * const sizes = await runtime.runApp(async (app) => {

@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * import { Redis } from "ioredis";
- * import { redisCapacity } from "./redis.ts";
+ * import { redisCapacity } from "@procpool/procpool/redis";
  *
  * const redis = new Redis({ lazyConnect: true }); // your client; procpool never closes it
  * const partnerApi = redisCapacity({ redis, key: "partner-api", limit: 50 });
@@ -34,7 +34,7 @@ export type { SharedCapacity } from "./src/runtime/shared/shared_capacity.ts";
  *
  * @example
  * ```ts
- * import { MIN_LEASE_MS } from "./redis.ts";
+ * import { MIN_LEASE_MS } from "@procpool/procpool/redis";
  * console.assert(MIN_LEASE_MS === 1_000);
  * ```
  */
@@ -49,7 +49,7 @@ export const DEFAULT_LEASE_MS = 10_000;
  * @example
  * ```ts
  * import { Redis } from "ioredis";
- * import type { RedisCapacityOptions } from "./redis.ts";
+ * import type { RedisCapacityOptions } from "@procpool/procpool/redis";
  * const redis = new Redis({ lazyConnect: true });
  * const options: RedisCapacityOptions = { redis, key: "reports", limit: 4, leaseMs: 5_000 };
  * redis.disconnect();
@@ -78,7 +78,7 @@ export interface RedisCapacityOptions {
  * @example
  * ```ts
  * import { Redis } from "ioredis";
- * import { redisCapacity } from "./redis.ts";
+ * import { redisCapacity } from "@procpool/procpool/redis";
  * const redis = new Redis({ lazyConnect: true });
  * const capacity = redisCapacity({ redis, key: "thumbnails", limit: 8, leaseMs: 2_000 });
  * console.assert(capacity.key === "thumbnails");

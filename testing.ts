@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { createTestRuntime } from "./testing.ts";
+ * import { createTestRuntime } from "@procpool/procpool/testing";
  *
  * await using runtime = createTestRuntime({ maxProcesses: 3, seed: 42 });
  * const rolls = await runtime.runApp((app) =>

@@ -1,29 +1,56 @@
 // Argument checks for the public boundary. Every message names the argument
 // and the value received, so a user can fix the call without reading our code.
 
-/** A short, safe rendering of any value for an error message. */
+/**
+ * A short rendering of any value for an error message. Total: it never
+ * throws, whatever it is given (a revoked Proxy, an object whose getters
+ * throw), so procpool's own message is never replaced by the engine's.
+ */
 export function show(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (typeof value === "function") return "a function";
-  if (typeof value === "bigint") return `${value}n`;
-  if (value === null || typeof value !== "object") return String(value);
-  if (Array.isArray(value)) return "an array";
-  return "an object";
+  switch (typeof value) {
+    case "string":
+      return JSON.stringify(value);
+    case "function":
+      return "a function";
+    case "bigint":
+      return `${value}n`;
+    case "symbol":
+      return value.toString();
+    case "object":
+      if (value === null) return "null";
+      try {
+        return Array.isArray(value) ? "an array" : "an object";
+      } catch {
+        // Array.isArray throws only for a revoked Proxy.
+        return "a revoked Proxy";
+      }
+    default:
+      return String(value);
+  }
 }
 
-function typeName(value: unknown): string {
-  return value === null ? "null" : typeof value;
+/**
+ * What was received, for "got ..." in a TypeError: the type and the value
+ * ("number 5", "string \"5\""), or the value alone where it already says its
+ * type ("undefined", "null", "an object").
+ */
+export function received(value: unknown): string {
+  const type = typeof value;
+  if (value === null || type === "undefined" || type === "object" || type === "function") {
+    return show(value);
+  }
+  return `${type} ${show(value)}`;
 }
 
 export function requireFunction(name: string, value: unknown): void {
   if (typeof value !== "function") {
-    throw new TypeError(`${name} must be a function, got ${typeName(value)} ${show(value)}`);
+    throw new TypeError(`${name} must be a function, got ${received(value)}`);
   }
 }
 
 export function requireNumber(name: string, value: unknown): asserts value is number {
   if (typeof value !== "number") {
-    throw new TypeError(`${name} must be a number, got ${typeName(value)} ${show(value)}`);
+    throw new TypeError(`${name} must be a number, got ${received(value)}`);
   }
 }
 
@@ -56,13 +83,13 @@ export function requireDuration(
 
 export function requireSignal(name: string, value: unknown): asserts value is AbortSignal {
   if (!(value instanceof AbortSignal)) {
-    throw new TypeError(`${name} must be an AbortSignal, got ${typeName(value)} ${show(value)}`);
+    throw new TypeError(`${name} must be an AbortSignal, got ${received(value)}`);
   }
 }
 
 export function requireObject(name: string, value: unknown): void {
   if (value === null || typeof value !== "object") {
-    throw new TypeError(`${name} must be an object, got ${typeName(value)} ${show(value)}`);
+    throw new TypeError(`${name} must be an object, got ${received(value)}`);
   }
 }
 

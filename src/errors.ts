@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { show } from "./_validate.ts";
 
 /**
  * A process ended because its cancellation was requested (by `handle.cancel`,
@@ -12,7 +13,7 @@
  *
  * @example Recognising a cancelled process
  * ```ts
- * import { ProcessCancelledError } from "./errors.ts";
+ * import { ProcessCancelledError } from "@procpool/procpool";
  * const error = new ProcessCancelledError("process 3 was cancelled", { cause: "user" });
  * console.assert(error instanceof Error && error.name === "ProcessCancelledError");
  * ```
@@ -28,22 +29,27 @@ export class ProcessCancelledError extends Error {
 /**
  * A process ran longer than the `timeoutMs` it was forked with and was
  * cancelled. It is a {@linkcode ProcessCancelledError}, so code that handles
- * cancellation handles timeouts too.
+ * cancellation handles timeouts too. `processId` names the process, and its
+ * name (if it was forked with one) is in the message.
  *
  * @example
  * ```ts
- * import { ProcessCancelledError, ProcessTimeoutError } from "./errors.ts";
- * const error = new ProcessTimeoutError(250);
+ * import { ProcessCancelledError, ProcessTimeoutError } from "@procpool/procpool";
+ * const error = new ProcessTimeoutError(3, 250, "fetch");
  * console.assert(error instanceof ProcessCancelledError && error.timeoutMs === 250);
+ * console.assert(error.processId === 3 && error.message.includes("process 3 (fetch)"));
  * ```
  */
 export class ProcessTimeoutError extends ProcessCancelledError {
+  /** The id of the process that timed out. */
+  readonly processId: number;
   /** The limit that was exceeded, in milliseconds. */
   readonly timeoutMs: number;
-  /** Creates the error for a process that exceeded `timeoutMs`. */
-  constructor(timeoutMs: number, message?: string) {
-    super(message ?? `the process did not finish within timeoutMs ${timeoutMs}`);
+  /** Creates the error for process `processId` (named `name`, if any) that exceeded `timeoutMs`. */
+  constructor(processId: number, timeoutMs: number, name?: string) {
+    super(`${processLabel(processId, name)} did not finish within timeoutMs ${timeoutMs}`);
     this.name = "ProcessTimeoutError";
+    this.processId = processId;
     this.timeoutMs = timeoutMs;
   }
 }
@@ -54,7 +60,7 @@ export class ProcessTimeoutError extends ProcessCancelledError {
  *
  * @example
  * ```ts
- * import { ProcessFailedError } from "./errors.ts";
+ * import { ProcessFailedError } from "@procpool/procpool";
  * const error = new ProcessFailedError(7, new Error("boom"));
  * console.assert(error.processId === 7 && (error.cause as Error).message === "boom");
  * ```
@@ -64,8 +70,7 @@ export class ProcessFailedError extends Error {
   readonly processId: number;
   /** Creates the error for process `processId`, which threw `cause`. */
   constructor(processId: number, cause: unknown, name?: string) {
-    const label = name === undefined ? `process ${processId}` : `process ${processId} (${name})`;
-    super(`${label} failed: ${describeCause(cause)}`, { cause });
+    super(`${processLabel(processId, name)} failed: ${describeCause(cause)}`, { cause });
     this.name = "ProcessFailedError";
     this.processId = processId;
   }
@@ -77,7 +82,7 @@ export class ProcessFailedError extends Error {
  *
  * @example
  * ```ts
- * import { AwaitTimeoutError } from "./errors.ts";
+ * import { AwaitTimeoutError } from "@procpool/procpool";
  * console.assert(new AwaitTimeoutError(5, 100).message.includes("100"));
  * ```
  */
@@ -104,7 +109,7 @@ export class AwaitTimeoutError extends Error {
  *
  * @example
  * ```ts
- * import { NestedForkError } from "./errors.ts";
+ * import { NestedForkError } from "@procpool/procpool";
  * console.assert(new NestedForkError("forkProcess").message.includes("forkProcess"));
  * ```
  */
@@ -124,7 +129,7 @@ export class NestedForkError extends Error {
  *
  * @example
  * ```ts
- * import { ScopeClosedError } from "./errors.ts";
+ * import { ScopeClosedError } from "@procpool/procpool";
  * console.assert(new ScopeClosedError("the scope has ended").name === "ScopeClosedError");
  * ```
  */
@@ -137,13 +142,23 @@ export class ScopeClosedError extends Error {
 }
 
 /**
- * `runApp` was called after the runtime was disposed, or the runtime was
- * disposed while the app ran.
+ * `runApp` was called after the runtime was disposed.
+ *
+ * An app that is still running when the runtime is disposed does not get
+ * this error from `runApp`: its scope is cancelled with a
+ * `RuntimeDisposedError` as the reason. Its pending and later AppL calls
+ * reject with {@linkcode ScopeClosedError} (whose `cause` is this error), its
+ * processes end cancelled, and `runApp` settles as any cancelled scope does:
+ * it resolves with the body's value if the body returns, and rejects with
+ * what the body throws otherwise.
  *
  * @example
  * ```ts
- * import { RuntimeDisposedError } from "./errors.ts";
- * console.assert(new RuntimeDisposedError().name === "RuntimeDisposedError");
+ * import { Runtime, RuntimeDisposedError } from "@procpool/procpool";
+ * const runtime = new Runtime({ maxProcesses: 1 });
+ * await runtime[Symbol.asyncDispose]();
+ * const error = await runtime.runApp(async () => {}).catch((e) => e);
+ * console.assert(error instanceof RuntimeDisposedError);
  * ```
  */
 export class RuntimeDisposedError extends Error {
@@ -162,7 +177,7 @@ export class RuntimeDisposedError extends Error {
  *
  * @example
  * ```ts
- * import { LeaseLostError, ProcessCancelledError } from "./errors.ts";
+ * import { LeaseLostError, ProcessCancelledError } from "@procpool/procpool";
  * const error = new LeaseLostError("partner-api", 10_000);
  * console.assert(error instanceof ProcessCancelledError && error.key === "partner-api");
  * ```
@@ -192,7 +207,7 @@ export class LeaseLostError extends ProcessCancelledError {
  *
  * @example
  * ```ts
- * import { CapacityMismatchError } from "./errors.ts";
+ * import { CapacityMismatchError } from "@procpool/procpool";
  * const error = new CapacityMismatchError("partner-api", 8, 50);
  * console.assert(error.limit === 8 && error.storedLimit === 50);
  * ```
@@ -261,11 +276,20 @@ export class DeadlockError extends Error {
   }
 }
 
+function processLabel(processId: number, name: string | undefined): string {
+  return name === undefined ? `process ${processId}` : `process ${processId} (${name})`;
+}
+
+/**
+ * The thrown value in a few words. Total: a process may throw anything (a
+ * revoked Proxy, an Error whose `message` getter throws), and the bookkeeping
+ * that builds this message must not fail because of it.
+ */
 function describeCause(cause: unknown): string {
-  if (cause instanceof Error) return `${cause.name}: ${cause.message}`;
   try {
+    if (cause instanceof Error) return `${cause.name}: ${cause.message}`;
     return String(cause);
   } catch {
-    return "(an unprintable value)";
+    return `a value that cannot be described (${show(cause)})`;
   }
 }

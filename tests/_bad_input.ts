@@ -71,6 +71,9 @@ async function check(c: Case, env: Env): Promise<string | undefined> {
   if (!(error instanceof c.error) || (error as Error).name !== c.error.name) {
     return `${error} instead of a ${c.error.name}`;
   }
+  // "got undefined undefined", "got object an object": say what was received once.
+  const repeated = (error as Error).message.match(/got (?:an? )?(\w+) (?:an? )?\1\b/);
+  if (repeated !== null) return `message "${(error as Error).message}" repeats "${repeated[1]}"`;
   const missing = c.mentions.filter((m) => !(error as Error).message.includes(m));
   if (missing.length > 0) {
     return `message "${(error as Error).message}" lacks ${missing.join(", ")}`;

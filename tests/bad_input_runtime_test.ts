@@ -55,7 +55,8 @@ for (
 }
 top(T)("seed string", () => new Runtime({ ...ok, seed: "1" as any }), "seed", '"1"');
 top(T)("seed bigint", () => new Runtime({ ...ok, seed: 1n as any }), "seed", "1n");
-for (const value of [NaN, Infinity, -Infinity]) {
+// Only safe integers: 1.5 would draw what 1 draws, 1e300 and 2^64 what 0 draws.
+for (const value of [NaN, Infinity, -Infinity, 1.5, -0.5, 2 ** 53, -(2 ** 53), 1e300, 2 ** 64]) {
   top(R)(`seed ${value}`, () => new Runtime({ ...ok, seed: value }), "seed", String(value));
 }
 for (
@@ -66,6 +67,26 @@ for (
     () => new Runtime({ ...ok, logger: value as any }),
     "logger",
     shown as string,
+  );
+}
+// Hand-made policies are not validated policies: { kind: "backoff" } slept NaN ms.
+for (const value of [{ kind: "backoff" }, { kind: "fifo" }]) {
+  top(T)(
+    `wait ${JSON.stringify(value)}`,
+    () => new Runtime({ ...ok, wait: value as any }),
+    "wait",
+    "an object",
+  );
+}
+// A logger is checked for every method procpool calls, not only the first two.
+const logger = { isEnabledFor: () => true, debug() {}, info() {}, warn() {}, error() {} };
+for (const method of ["isEnabledFor", "debug", "info", "warn", "error"]) {
+  const { [method as keyof typeof logger]: _, ...partial } = logger;
+  top(T)(
+    `logger without ${method}`,
+    () => new Runtime({ ...ok, logger: partial as any }),
+    "logger",
+    method,
   );
 }
 top(T)("backoff(5)", () => backoff(5 as any), "backoff options", "5");

@@ -1,11 +1,11 @@
 // Validation of the option bags AppL accepts, done once at the boundary.
 import {
+  received,
   requireDuration,
   requireFunction,
   requireObject,
   requireSafeInteger,
   requireSignal,
-  show,
 } from "../_validate.ts";
 import type { AwaitOptions, ForkOptions, ScopeOptions } from "./app.ts";
 import type { FailureHandler } from "./_failures.ts";
@@ -32,7 +32,7 @@ export function checkForkOptions(op: string, options: ForkOptions | undefined): 
   if (signal !== undefined) requireSignal(`${op} options.signal`, signal);
   if (timeoutMs !== undefined) requireDuration(`${op} options.timeoutMs`, timeoutMs, true);
   if (name !== undefined && typeof name !== "string") {
-    throw new TypeError(`${op} options.name must be a string, got ${show(name)}`);
+    throw new TypeError(`${op} options.name must be a string, got ${received(name)}`);
   }
   requireSafeInteger(`${op} options.priority`, priority);
   return { signal, timeoutMs: timeoutMs === Infinity ? undefined : timeoutMs, name, priority };
@@ -67,7 +67,7 @@ export function checkScopeOptions(
   requireObject(`${op} options`, options);
   const { failFast = false, onFailure } = options;
   if (typeof failFast !== "boolean") {
-    throw new TypeError(`${op} options.failFast must be a boolean, got ${show(failFast)}`);
+    throw new TypeError(`${op} options.failFast must be a boolean, got ${received(failFast)}`);
   }
   if (onFailure !== undefined) requireFunction(`${op} options.onFailure`, onFailure);
   return { failFast, onFailure };

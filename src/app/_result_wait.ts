@@ -6,7 +6,7 @@ import type { AwaitOptions } from "./app.ts";
 import type { ProcessRecord, StopWaiter } from "./process.ts";
 import { recordOf } from "./_handle.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
-import { show } from "../_validate.ts";
+import { received } from "../_validate.ts";
 import type { Scope } from "./scope.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
 
@@ -18,7 +18,7 @@ export function awaitedRecord(handle: unknown, core: RuntimeCore): ProcessRecord
   if (record === undefined) {
     throw new TypeError(
       `awaitResult handle must be a ProcessHandle from forkProcess or tryForkProcess, got ${
-        show(handle)
+        received(handle)
       }`,
     );
   }

@@ -13,7 +13,7 @@ import type { ProcessFailedError } from "../errors.ts";
  *
  * @example
  * ```ts
- * import type { ForkOptions } from "../../mod.ts";
+ * import type { ForkOptions } from "@procpool/procpool";
  * const options: ForkOptions = { name: "observer", timeoutMs: 5_000 };
  * ```
  */
@@ -57,7 +57,7 @@ export interface ForkOptions {
  *
  * @example
  * ```ts
- * import type { AwaitOptions } from "../../mod.ts";
+ * import type { AwaitOptions } from "@procpool/procpool";
  * const options: AwaitOptions = { timeoutMs: 100 };
  * ```
  */
@@ -110,7 +110,7 @@ export interface ScopeOptions {
  *
  * @example
  * ```ts
- * import type { ProcessStatus } from "../../mod.ts";
+ * import type { ProcessStatus } from "@procpool/procpool";
  * const done: ProcessStatus[] = ["succeeded", "failed", "cancelled"];
  * ```
  */
@@ -123,7 +123,7 @@ export type ProcessStatus = "running" | "succeeded" | "failed" | "cancelled";
  *
  * @example
  * ```ts
- * import { Runtime } from "../../mod.ts";
+ * import { Runtime } from "@procpool/procpool";
  * await using runtime = new Runtime({ maxProcesses: 2 });
  * await runtime.runApp(async (app) => {
  *   await using handle = await app.forkProcess((lang) => lang.delay(10_000));
@@ -150,7 +150,7 @@ export interface ProcessHandle<T> extends Disposable, AsyncDisposable {
  *
  * @example
  * ```ts
- * import { Runtime } from "../../mod.ts";
+ * import { Runtime } from "@procpool/procpool";
  * await using runtime = new Runtime({ maxProcesses: 3 });
  * const squares = await runtime.runApp((app) => app.forkAll([1, 2, 3], (n) => n * n));
  * console.assert(squares.join() === "1,4,9");

@@ -207,7 +207,9 @@ export class ProcessRecord extends QueueNode {
   #armTimeout(timeoutMs: number): void {
     const timer = this.#timer = new AbortController();
     this.core.clock.sleep(timeoutMs, timer.signal).then(
-      () => this.status === "running" && this.#requestCancel(new ProcessTimeoutError(timeoutMs)),
+      () =>
+        this.status === "running" &&
+        this.#requestCancel(new ProcessTimeoutError(this.id, timeoutMs, this.name)),
       noop,
     );
   }

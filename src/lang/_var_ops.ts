@@ -1,7 +1,7 @@
 // The shared-variable operations of LangL, on cells already checked by the
 // interpreter: each waits for the variable's FIFO lock (refusing re-entry
 // and, in VarCell.lock, a wait that would deadlock) and checks cancellation.
-import { show } from "../_validate.ts";
+import { received } from "../_validate.ts";
 import { type Cancellation, throwIfCancelled } from "./cancellation.ts";
 import type { SharedVar, Transaction } from "./lang.ts";
 import { BufferedTransaction } from "./_transaction.ts";
@@ -11,7 +11,7 @@ import { requireData, VarCell } from "./shared_var.ts";
 export function cellOf<T>(variable: SharedVar<T>, argument: string, runtime: object): VarCell<T> {
   if (!(variable instanceof VarCell)) {
     throw new TypeError(
-      `${argument} must be a SharedVar created by newVar, got ${show(variable)}`,
+      `${argument} must be a SharedVar created by newVar, got ${received(variable)}`,
     );
   }
   if (variable.owner !== runtime) {

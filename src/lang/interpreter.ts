@@ -2,11 +2,11 @@
 // One instance per process (and per evalLang call). It reaches the runtime's
 // services through RuntimeCore and never anything of the application layer.
 import {
+  received,
   requireDuration,
   requireFunction,
   requireObject,
   requireSafeInteger,
-  show,
 } from "../_validate.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { LogLevel } from "../runtime/observer.ts";
@@ -163,7 +163,7 @@ export class LangInterpreter extends Cancellation implements LangL {
       this.#enter("atomically");
       if (!Array.isArray(variables)) {
         throw new TypeError(
-          `atomically vars must be an array of SharedVar, got ${show(variables)}`,
+          `atomically vars must be an array of SharedVar, got ${received(variables)}`,
         );
       }
       requireFunction("atomically body", body);
@@ -224,7 +224,7 @@ export class LangInterpreter extends Cancellation implements LangL {
   ): void {
     this.#enter(op);
     if (typeof message !== "string") {
-      throw new TypeError(`${op} message must be a string, got ${show(message)}`);
+      throw new TypeError(`${op} message must be a string, got ${received(message)}`);
     }
     if (properties !== undefined) requireObject(`${op} properties`, properties);
     const record: Record<string, unknown> = { ...properties, processId: this.processId };

@@ -13,7 +13,7 @@
  *
  * @example
  * ```ts
- * import { Runtime } from "../../mod.ts";
+ * import { Runtime } from "@procpool/procpool";
  * await using runtime = new Runtime({ maxProcesses: 2 });
  * const total = await runtime.runApp(async (app) => {
  *   const counter = app.newVar(0);
@@ -36,7 +36,7 @@ export interface SharedVar<T> {
  *
  * @example
  * ```ts
- * import { Runtime } from "../../mod.ts";
+ * import { Runtime } from "@procpool/procpool";
  * await using runtime = new Runtime({ maxProcesses: 1 });
  * await runtime.runApp(async (app) => {
  *   const [a, b] = [app.newVar(10), app.newVar(0)];
@@ -62,7 +62,7 @@ export interface Transaction {
  *
  * @example
  * ```ts
- * import type { Process } from "../../mod.ts";
+ * import type { Process } from "@procpool/procpool";
  * const rollDie: Process<number> = (lang) => lang.getRandomInt(1, 6);
  * ```
  */
@@ -77,7 +77,7 @@ export type Process<T> = (lang: LangL) => Promise<T> | T;
  *
  * @example
  * ```ts
- * import { Runtime, type LangL } from "../../mod.ts";
+ * import { Runtime, type LangL } from "@procpool/procpool";
  * async function observe(lang: LangL): Promise<number> {
  *   await lang.delay(1);
  *   const size = lang.getRandomInt(1, 100);

@@ -9,13 +9,26 @@
  * A source of time. `sleep` must reject with `signal.reason` as soon as the
  * signal aborts, and must not keep any timer alive after it settles.
  *
- * @example A clock that wraps the system clock
+ * @example A clock of your own, here one that counts its sleeps
  * ```ts
- * import { type Clock, systemClock } from "./clock.ts";
- * const clock: Clock = systemClock;
- * const before = clock.now();
- * await clock.sleep(1);
- * console.assert(clock.now() >= before);
+ * import { type Clock, Runtime } from "@procpool/procpool";
+ * let sleeps = 0;
+ * const clock: Clock = {
+ *   now: () => Date.now(),
+ *   sleep: (ms, signal) => {
+ *     sleeps++;
+ *     return new Promise((resolve, reject) => {
+ *       const timer = setTimeout(resolve, ms);
+ *       signal?.addEventListener("abort", () => {
+ *         clearTimeout(timer);
+ *         reject(signal.reason);
+ *       }, { once: true });
+ *     });
+ *   },
+ * };
+ * await using runtime = new Runtime({ maxProcesses: 1, clock });
+ * await runtime.runApp((app) => app.evalLang((lang) => lang.delay(1)));
+ * console.assert(sleeps === 1);
  * ```
  */
 export interface Clock {
@@ -58,16 +71,7 @@ function fireEntry(entry: TimerEntry): void {
 
 /**
  * The system clock: `Date.now()` and `setTimeout`, with the timer cleared when
- * the signal aborts so nothing leaks.
- *
- * @example
- * ```ts
- * import { systemClock } from "./clock.ts";
- * const controller = new AbortController();
- * const sleeping = systemClock.sleep(60_000, controller.signal);
- * controller.abort(new Error("no need to wait"));
- * await sleeping.catch((e) => console.assert(e.message === "no need to wait"));
- * ```
+ * the signal aborts so nothing leaks. The default of every runtime; internal.
  */
 export const systemClock: TimerClock = {
   [startTimer](ms: number, entry: TimerEntry): void {

@@ -10,7 +10,7 @@
  *
  * @example
  * ```ts
- * import type { LogLevel } from "./observer.ts";
+ * import type { LogLevel } from "@procpool/procpool/testing";
  * const levels: LogLevel[] = ["debug", "info", "warning", "error"];
  * ```
  */
@@ -21,7 +21,7 @@ export type LogLevel = "debug" | "info" | "warning" | "error";
  *
  * @example
  * ```ts
- * import type { LogEntry } from "./observer.ts";
+ * import type { LogEntry } from "@procpool/procpool/testing";
  * const entry: LogEntry = { processId: 1, level: "info", message: "hello", properties: {}, time: 0 };
  * console.assert(entry.level === "info");
  * ```
@@ -46,7 +46,7 @@ export interface LogEntry {
  *
  * @example
  * ```ts
- * import type { TraceEvent } from "./observer.ts";
+ * import type { TraceEvent } from "@procpool/procpool/testing";
  * const event: TraceEvent = { processId: 2, op: "delay", time: 10 };
  * console.assert(event.op === "delay");
  * ```

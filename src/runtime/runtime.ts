@@ -10,13 +10,8 @@ import { refuseInsideScript } from "../app/_guard.ts";
 import { checkScopeOptions } from "../app/_options.ts";
 import { Scope } from "../app/scope.ts";
 import { RuntimeDisposedError } from "../errors.ts";
-import {
-  requireFunction,
-  requireNumber,
-  requireObject,
-  requirePositiveInteger,
-  show,
-} from "../_validate.ts";
+import { requireFunction } from "../_validate.ts";
+import { checkRuntimeOptions } from "./_runtime_options.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { RuntimeCore } from "./core.ts";
 import type { RuntimeObserver } from "./observer.ts";
@@ -31,7 +26,7 @@ import { fifo, type WaitPolicy } from "./wait_policy.ts";
  * @example
  * ```ts
  * import { getLogger } from "@logtape/logtape";
- * import type { RuntimeLogger } from "../../mod.ts";
+ * import type { RuntimeLogger } from "@procpool/procpool";
  * const logger: RuntimeLogger = getLogger(["my-app", "pool"]);
  * ```
  */
@@ -53,7 +48,7 @@ export interface RuntimeLogger {
  *
  * @example
  * ```ts
- * import { backoff, type RuntimeOptions } from "../../mod.ts";
+ * import { backoff, type RuntimeOptions } from "@procpool/procpool";
  * const options: RuntimeOptions = { maxProcesses: 8, wait: backoff(), seed: 1 };
  * ```
  *
@@ -95,7 +90,7 @@ export interface RuntimeOptions {
  *
  * @example
  * ```ts
- * import { Runtime } from "../../mod.ts";
+ * import { Runtime } from "@procpool/procpool";
  * await using runtime = new Runtime({ maxProcesses: 2 });
  * const { max, active, waiting } = runtime.stats();
  * console.assert(max === 2 && active === 0 && waiting === 0);
@@ -132,7 +127,7 @@ export const observerOption: unique symbol = Symbol("procpool.observer");
  *
  * @example
  * ```ts
- * import { Runtime } from "../../mod.ts";
+ * import { Runtime } from "@procpool/procpool";
  * await using runtime = new Runtime({ maxProcesses: 2 });
  * const sum = await runtime.runApp(async (app) => {
  *   const a = await app.forkProcess(() => 20);
@@ -150,36 +145,9 @@ export class Runtime implements AsyncDisposable {
 
   /** Creates a runtime; throws TypeError or RangeError for bad options. */
   constructor(options: RuntimeOptions) {
-    requireObject("Runtime options", options);
+    checkRuntimeOptions(options);
     const { maxProcesses, wait = fifo(), clock = systemClock, seed, logger } = options;
-    requirePositiveInteger("maxProcesses", maxProcesses);
     const rate = checkRate(options.rate);
-    if (
-      wait === null || typeof wait !== "object" || (wait.kind !== "fifo" && wait.kind !== "backoff")
-    ) {
-      throw new TypeError(`wait must be fifo() or backoff(), got ${show(wait)}`);
-    }
-    if (
-      clock === null || typeof clock !== "object" || typeof clock.now !== "function" ||
-      typeof clock.sleep !== "function"
-    ) {
-      throw new TypeError(
-        `clock must be an object with now() and sleep(ms, signal), got ${show(clock)}`,
-      );
-    }
-    if (seed !== undefined) {
-      requireNumber("seed", seed);
-      if (!Number.isFinite(seed)) {
-        throw new RangeError(`seed must be a finite number, got ${show(seed)}`);
-      }
-    }
-    if (
-      logger !== undefined &&
-      (logger === null || typeof logger !== "object" || typeof logger.debug !== "function" ||
-        typeof logger.isEnabledFor !== "function")
-    ) {
-      throw new TypeError(`logger must be a LogTape Logger, got ${show(logger)}`);
-    }
     const observer = (options as { [observerOption]?: RuntimeObserver })[observerOption];
     this.#core = new RuntimeCore(
       maxProcesses,

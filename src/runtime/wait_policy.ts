@@ -11,7 +11,7 @@ import { requireDuration, requireNumber, requireObject, show } from "../_validat
  *
  * @example
  * ```ts
- * import { backoff, fifo } from "./wait_policy.ts";
+ * import { backoff, fifo } from "@procpool/procpool";
  * console.assert(fifo().kind === "fifo" && backoff().kind === "backoff");
  * ```
  */
@@ -25,7 +25,7 @@ export interface WaitPolicy {
  *
  * @example
  * ```ts
- * import { backoff, type BackoffOptions } from "../../mod.ts";
+ * import { backoff, type BackoffOptions } from "@procpool/procpool";
  * const gentle: BackoffOptions = { initialMs: 10, factor: 1.5, maxMs: 500, jitter: 0.2 };
  * console.assert(backoff(gentle).kind === "backoff");
  * ```
@@ -52,13 +52,21 @@ export interface BackoffPolicy extends WaitPolicy {
 
 const FIFO: WaitPolicy = Object.freeze({ kind: "fifo" as const });
 
+/** Policies made by fifo() and backoff(): only these are validated. */
+const madeHere = new WeakSet<object>([FIFO]);
+
+/** Whether `value` was made by {@linkcode fifo} or {@linkcode backoff}. Internal. */
+export function isWaitPolicy(value: unknown): value is WaitPolicy {
+  return typeof value === "object" && value !== null && madeHere.has(value);
+}
+
 /**
  * First come, first served: a freed slot is handed at once to the longest
  * waiter. No timers, no polling. The default.
  *
  * @example
  * ```ts
- * import { Runtime, fifo } from "../../mod.ts";
+ * import { Runtime, fifo } from "@procpool/procpool";
  * await using runtime = new Runtime({ maxProcesses: 2, wait: fifo() });
  * console.assert(runtime.maxProcesses === 2);
  * ```
@@ -76,7 +84,7 @@ export function fifo(): WaitPolicy {
  *
  * @example
  * ```ts
- * import { Runtime, backoff } from "../../mod.ts";
+ * import { Runtime, backoff } from "@procpool/procpool";
  * await using runtime = new Runtime({ maxProcesses: 1, wait: backoff({ initialMs: 5, maxMs: 50 }) });
  * console.assert(runtime.stats().max === 1);
  * ```
@@ -97,6 +105,13 @@ export function backoff(options: BackoffOptions = {}): WaitPolicy {
   if (maxMs < initialMs) {
     throw new RangeError(`backoff maxMs (${maxMs}) must not be less than initialMs (${initialMs})`);
   }
-  const policy: BackoffPolicy = { kind: "backoff", initialMs, factor, maxMs, jitter };
-  return Object.freeze(policy);
+  const policy: BackoffPolicy = Object.freeze({
+    kind: "backoff",
+    initialMs,
+    factor,
+    maxMs,
+    jitter,
+  });
+  madeHere.add(policy);
+  return policy;
 }

@@ -20,7 +20,7 @@ import { TraceLog } from "./_trace_log.ts";
  *
  * @example
  * ```ts
- * import { createTestRuntime } from "../../testing.ts";
+ * import { createTestRuntime } from "@procpool/procpool/testing";
  * await using runtime = createTestRuntime({ maxProcesses: 2, seed: 7 });
  * const start = Date.now();
  * await runtime.runApp(async (app) => {
@@ -44,7 +44,7 @@ export interface TestRuntime extends Runtime {
  *
  * @example
  * ```ts
- * import { createTestRuntime, type TestRuntimeOptions } from "../../testing.ts";
+ * import { createTestRuntime, type TestRuntimeOptions } from "@procpool/procpool/testing";
  * const options: TestRuntimeOptions = { maxProcesses: 4, seed: 42, start: 1_000 };
  * await using runtime = createTestRuntime(options);
  * console.assert(runtime.clock.now() === 1_000);
@@ -121,7 +121,7 @@ class AutoAdvancingRuntime extends Runtime implements TestRuntime {
  *
  * @example
  * ```ts
- * import { createTestRuntime } from "../../testing.ts";
+ * import { createTestRuntime } from "@procpool/procpool/testing";
  * await using runtime = createTestRuntime({ maxProcesses: 1, seed: 1 });
  * await runtime.runApp((app) => app.evalLang((lang) => lang.logInfo("hello")));
  * console.assert(runtime.logs[0].message === "hello" && runtime.trace[0].op === "logInfo");

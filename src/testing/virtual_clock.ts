@@ -48,7 +48,7 @@ export let fireEarliest: (clock: VirtualClock) => boolean;
  *
  * @example
  * ```ts
- * import { VirtualClock } from "../../testing.ts";
+ * import { VirtualClock } from "@procpool/procpool/testing";
  * const clock = new VirtualClock();
  * const fired: number[] = [];
  * clock.sleep(20).then(() => fired.push(clock.now()));

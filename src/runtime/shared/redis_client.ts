@@ -13,7 +13,7 @@ export type RedisArgument = string | number;
  * @example
  * ```ts
  * import { Redis } from "ioredis";
- * import type { RedisClient } from "../../../redis.ts";
+ * import type { RedisClient } from "@procpool/procpool/redis";
  * const redis = new Redis({ lazyConnect: true });
  * const client: RedisClient = redis;
  * redis.disconnect();
@@ -33,7 +33,7 @@ export interface RedisClient {
  * @example
  * ```ts
  * import { Redis } from "ioredis";
- * import type { RedisConnection } from "../../../redis.ts";
+ * import type { RedisConnection } from "@procpool/procpool/redis";
  * const redis = new Redis({ lazyConnect: true });
  * const connection: RedisConnection = redis.duplicate();
  * connection.disconnect();

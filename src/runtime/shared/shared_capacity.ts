@@ -11,7 +11,7 @@ import type { LeaseStore } from "./lease_store.ts";
  * @example
  * ```ts
  * import { Redis } from "ioredis";
- * import { redisCapacity, type SharedCapacity } from "../../../redis.ts";
+ * import { redisCapacity, type SharedCapacity } from "@procpool/procpool/redis";
  * const redis = new Redis({ lazyConnect: true });
  * const capacity: SharedCapacity = redisCapacity({ redis, key: "partner-api", limit: 50 });
  * console.assert(capacity.key === "partner-api" && capacity.limit === 50);
