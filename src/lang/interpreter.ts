@@ -64,7 +64,7 @@ function sleepOn(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
   if (sleeping instanceof Promise) return sleeping;
   if (typeof (sleeping as PromiseLike<void> | undefined)?.then !== "function") {
     throw new TypeError(
-      `the runtime's clock.sleep must return a Promise, got ${show(sleeping)} (delay ms ${ms})`,
+      `the runtime's clock.sleep must return a Promise, got ${received(sleeping)} (delay ms ${ms})`,
     );
   }
   return Promise.resolve(sleeping);
