@@ -66,3 +66,16 @@ export async function within<T>(promise: Promise<T>, ms: number, what: string): 
     clearTimeout(timer);
   }
 }
+
+/** Resolves once `condition()` holds, checking every few ms; rejects after `ms`. */
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  ms: number,
+  what: string,
+): Promise<void> {
+  const giveUp = performance.now() + ms;
+  while (!await condition()) {
+    if (performance.now() > giveUp) throw new Error(`${what}: not after ${ms} ms`);
+    await sleep(5);
+  }
+}

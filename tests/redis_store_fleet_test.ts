@@ -96,11 +96,12 @@ Deno.test("redis lease store: the fleet", async (t) => {
     const store = fx.store({ limit: 2 });
     let notices = 0;
     let notified: () => void = () => {};
-    const subscription = await store.subscribe(() => {
+    const subscription = store.subscribe(() => {
       notices++;
       notified();
     });
     try {
+      await subscription.ready;
       const a = await store.acquire("A", 2);
       await store.release("A", a.granted.slice(0, 1)); // nobody waits: no notice
       await store.acquire("A", 1);

@@ -37,8 +37,14 @@ export interface ReleaseResult {
   readonly othersWaiting: number;
 }
 
-/** A live subscription to release notices; `close` ends it and its connection. */
+/**
+ * A subscription to release notices. It exists at once, so it can be closed
+ * even while the store is unreachable and `ready` still pending.
+ */
 export interface ReleaseSubscription {
+  /** Resolves once notices flow; rejects if subscribing failed (the subscription is then dead). */
+  readonly ready: Promise<void>;
+  /** Ends the subscription and closes its connection; never waits long on an unreachable store. */
   close(): Promise<void>;
 }
 
@@ -66,5 +72,5 @@ export interface LeaseStore {
   /** Sets how many leases `holder` waits for (0 withdraws); refreshes the wait record. */
   wait(holder: string, want: number): Promise<FleetView>;
   /** Calls `onRelease` for each release notice on this key, from a connection of its own. */
-  subscribe(onRelease: () => void): Promise<ReleaseSubscription>;
+  subscribe(onRelease: () => void): ReleaseSubscription;
 }

@@ -86,7 +86,7 @@ export class RedisLeaseStore implements LeaseStore {
     return { othersWaiting: reply[1], earliestMs: reply[2] };
   }
 
-  async subscribe(onRelease: () => void): Promise<ReleaseSubscription> {
+  subscribe(onRelease: () => void): ReleaseSubscription {
     const connection = this.#client.duplicate();
     // Without a listener ioredis prints every connection error; the lease
     // manager learns about an unreachable store from its own calls instead.
@@ -95,13 +95,15 @@ export class RedisLeaseStore implements LeaseStore {
     connection.on("message", (from: string) => {
       if (from === channel) onRelease();
     });
-    try {
-      await connection.subscribe(channel);
-    } catch (error) {
-      connection.disconnect();
-      throw error;
-    }
-    return { close: () => closeConnection(connection) };
+    let subscribed = false;
+    const ready = connection.subscribe(channel).then(() => {
+      subscribed = true;
+    });
+    let closing: Promise<void> | undefined;
+    return {
+      ready,
+      close: () => closing ??= closeConnection(connection, ready, subscribed),
+    };
   }
 
   #checkLimit(reply: number[]): void {
@@ -133,13 +135,20 @@ export class RedisLeaseStore implements LeaseStore {
 }
 
 /** Quits politely, but never waits on an unreachable server for more than QUIT_TIMEOUT_MS. */
-async function closeConnection(connection: RedisConnection): Promise<void> {
+async function closeConnection(
+  connection: RedisConnection,
+  ready: Promise<void>,
+  subscribed: boolean,
+): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<void>((resolve) => timer = setTimeout(resolve, QUIT_TIMEOUT_MS));
   try {
-    await Promise.race([connection.quit().catch(() => {}), timeout]);
+    if (subscribed) {
+      const timeout = new Promise<void>((resolve) => timer = setTimeout(resolve, QUIT_TIMEOUT_MS));
+      await Promise.race([connection.quit().catch(() => {}), timeout]);
+    }
   } finally {
     clearTimeout(timer);
     connection.disconnect();
+    await ready.catch(() => {}); // a subscribe still pending fails now that the connection is gone
   }
 }

@@ -1,0 +1,203 @@
+// The leases one runtime holds: renewed together, each with a local deadline
+// counted from the send time of its last successful renewal (S2), lost when
+// that passes, kept idle for a moment after use, and given back in batches.
+import { LeaseLostError } from "../../errors.ts";
+import type { Clock } from "../clock.ts";
+import { LeaseTimer } from "./_lease_timer.ts";
+import type { Fence, LeaseStore } from "./lease_store.ts";
+
+/** A lease as a process sees it. */
+export interface Lease {
+  /** The fencing token (S8). */
+  readonly fence: Fence;
+  /** Aborted with a `LeaseLostError` when the lease was not renewed before its local deadline. */
+  readonly signal: AbortSignal;
+}
+
+/** One held lease. `busy` while a process uses it. */
+export class LeaseEntry implements Lease {
+  readonly controller = new AbortController();
+  busy = false;
+  idleSince = 0;
+  constructor(readonly fence: Fence, public deadline: number) {}
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+  get lost(): boolean {
+    return this.controller.signal.aborted;
+  }
+}
+
+/** Tells the manager how the store answers; it logs outages once. */
+export interface StoreHealth {
+  failed(operation: string, error: unknown): void;
+  recovered(): void;
+}
+
+export interface HeldLeasesOptions {
+  readonly store: LeaseStore;
+  readonly holder: string;
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly renewEveryMs: number;
+  readonly idleKeepMs: number;
+  /** First delay before retrying a failed renewal. */
+  readonly retryMs: number;
+  readonly health: StoreHealth;
+  /** Capacity may be available again (a lease lost or returned): waiting forks may try. */
+  readonly onFreed: () => void;
+}
+
+export class HeldLeases {
+  /** Other holders waiting, as the store last said (S4: they go first). */
+  othersWaiting = 0;
+  readonly #options: HeldLeasesOptions;
+  readonly #entries = new Map<Fence, LeaseEntry>();
+  readonly #idle: LeaseEntry[] = [];
+  #releases: Fence[] = [];
+  #renewing = false;
+  #closed = false;
+  readonly #renewTimer: LeaseTimer;
+  readonly #deadlineTimer: LeaseTimer;
+  readonly #idleTimer: LeaseTimer;
+
+  constructor(options: HeldLeasesOptions) {
+    this.#options = options;
+    this.#renewTimer = new LeaseTimer(options.clock, () => this.#renew());
+    this.#deadlineTimer = new LeaseTimer(options.clock, () => this.#expire());
+    this.#idleTimer = new LeaseTimer(options.clock, () => this.#flushIdle());
+  }
+
+  /** Leases held (busy or idle), lost ones excluded. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  get idle(): number {
+    return this.#idle.length;
+  }
+
+  /** Starts holding a lease granted by a call sent at `sentAt`. */
+  add(fence: Fence, sentAt: number): LeaseEntry {
+    const entry = new LeaseEntry(fence, sentAt + this.#options.store.leaseMs);
+    this.#entries.set(fence, entry);
+    if (!this.#renewTimer.armed && !this.#renewing) {
+      this.#renewTimer.set(this.#options.renewEveryMs);
+    }
+    this.#armDeadline();
+    return entry;
+  }
+
+  /** An idle lease, now busy; undefined if none. */
+  takeIdle(): LeaseEntry | undefined {
+    const entry = this.#idle.pop();
+    if (entry !== undefined) entry.busy = true;
+    return entry;
+  }
+
+  /** Keeps an unused lease for a moment, for a local fork. */
+  park(entry: LeaseEntry): void {
+    entry.busy = false;
+    entry.idleSince = this.#options.clock.now();
+    this.#idle.push(entry);
+    if (!this.#idleTimer.armed) this.#idleTimer.set(this.#options.idleKeepMs);
+  }
+
+  /** Returns a lease to the store; the returns of one turn go in one call. */
+  giveBack(entry: LeaseEntry): void {
+    entry.busy = false;
+    this.#entries.delete(entry.fence);
+    if (this.#closed) return;
+    this.#releases.push(entry.fence);
+    if (this.#releases.length === 1) queueMicrotask(() => this.#sendReleases());
+  }
+
+  /** Stops every timer; returns the fences still to give back (held, or queued for release). */
+  close(): Fence[] {
+    this.#closed = true;
+    for (const timer of [this.#renewTimer, this.#deadlineTimer, this.#idleTimer]) timer.clear();
+    const fences = [...this.#entries.keys(), ...this.#releases];
+    this.#entries.clear();
+    this.#idle.length = 0;
+    this.#releases = [];
+    return fences;
+  }
+
+  async #renew(): Promise<void> {
+    if (this.#closed || this.#entries.size === 0) return;
+    const { store, holder, clock, health } = this.#options;
+    this.#renewing = true;
+    const fences = [...this.#entries.keys()];
+    const sentAt = clock.now();
+    let next = this.#options.renewEveryMs;
+    try {
+      const result = await store.renew(holder, fences);
+      if (this.#closed) return;
+      health.recovered();
+      this.othersWaiting = result.othersWaiting;
+      const lost = new Set(result.lost);
+      for (const fence of fences) {
+        const entry = this.#entries.get(fence);
+        if (entry === undefined) continue;
+        if (lost.has(fence)) this.#lose(entry);
+        else entry.deadline = sentAt + store.leaseMs; // S2: from the send time
+      }
+      if (this.othersWaiting > 0) this.#flushIdle(true);
+      this.#armDeadline();
+    } catch (error) {
+      if (this.#closed) return;
+      health.failed("renew", error);
+      next = Math.min(next, this.#options.retryMs * (1 + this.#options.random()));
+    } finally {
+      this.#renewing = false;
+    }
+    if (this.#entries.size > 0) this.#renewTimer.set(next);
+  }
+
+  #armDeadline(): void {
+    let earliest = Infinity;
+    for (const entry of this.#entries.values()) earliest = Math.min(earliest, entry.deadline);
+    if (earliest === Infinity) return this.#deadlineTimer.clear();
+    this.#deadlineTimer.set(Math.max(0, earliest - this.#options.clock.now()));
+  }
+
+  #expire(): void {
+    const now = this.#options.clock.now();
+    for (const entry of [...this.#entries.values()]) if (entry.deadline <= now) this.#lose(entry);
+    this.#armDeadline();
+  }
+
+  /** The local deadline passed, or the store no longer has it: the process must stop. */
+  #lose(entry: LeaseEntry): void {
+    this.#entries.delete(entry.fence);
+    const idleAt = this.#idle.indexOf(entry);
+    if (idleAt >= 0) this.#idle.splice(idleAt, 1);
+    const { store } = this.#options;
+    entry.controller.abort(new LeaseLostError(store.key, store.leaseMs));
+    if (!entry.busy) this.giveBack(entry); // a busy one goes back when its process stops
+    this.#options.onFreed();
+  }
+
+  #flushIdle(all = false): void {
+    const cutoff = this.#options.clock.now() - this.#options.idleKeepMs;
+    for (const entry of this.#idle.splice(0)) {
+      if (all || entry.idleSince <= cutoff) this.giveBack(entry);
+      else this.#idle.push(entry);
+    }
+    if (this.#idle.length > 0) this.#idleTimer.set(this.#options.idleKeepMs);
+  }
+
+  async #sendReleases(): Promise<void> {
+    const fences = this.#releases;
+    this.#releases = [];
+    if (fences.length === 0 || this.#closed) return;
+    try {
+      const result = await this.#options.store.release(this.#options.holder, fences);
+      this.othersWaiting = result.othersWaiting;
+    } catch (error) {
+      // The leases expire in the store: the bound holds, capacity returns later.
+      if (!this.#closed) this.#options.health.failed("release", error);
+    }
+    if (!this.#closed) this.#options.onFreed();
+  }
+}

@@ -1,0 +1,311 @@
+// One per runtime: the forks waiting for a lease on a shared capacity, and the
+// leases it holds (_held_leases.ts), API.md S1–S6. Forks never talk to the
+// store themselves; the manager batches them: one acquire for all the forks
+// waiting, one renew for all held leases, the releases of a turn in one call.
+//
+// Not yet used by the Runtime: the slot pool is to call into it once shared
+// capacity is wired in.
+import { LinkedQueue, QueueNode } from "../../_linked_queue.ts";
+import { CapacityMismatchError } from "../../errors.ts";
+import { type Clock, systemClock } from "../clock.ts";
+import { HeldLeases, type Lease, type LeaseEntry, type StoreHealth } from "./_held_leases.ts";
+import { LeaseTimer } from "./_lease_timer.ts";
+import type { LeaseStore, ReleaseSubscription } from "./lease_store.ts";
+
+export type { Lease } from "./_held_leases.ts";
+
+/** Where the manager reports store outages (a LogTape logger fits). */
+export interface LeaseLogger {
+  warn(message: string, properties?: Record<string, unknown>): void;
+  info(message: string, properties?: Record<string, unknown>): void;
+}
+
+/** A fork waiting for a lease; it sits in the manager's FIFO queue. */
+export abstract class LeaseWaiter extends QueueNode {
+  /** Runs once, with the lease already this waiter's. */
+  abstract leaseGranted(lease: Lease): void;
+  /** Runs once instead, when no lease can come (`CapacityMismatchError`, disposal). */
+  abstract leaseRefused(error: unknown): void;
+}
+
+export interface LeaseManagerOptions {
+  /** Never hold more leases than this: the runtime's maxProcesses (S4). */
+  readonly maxHeld: number;
+  /** Names this runtime in the store. Default: a random UUID. */
+  readonly holder?: string;
+  /** Real time: deadlines must pass as the store's do. Default: the system clock. */
+  readonly clock?: Clock;
+  /** Jitter source, [0, 1). Default Math.random. */
+  readonly random?: () => number;
+  readonly logger?: LeaseLogger;
+  /** How often held leases are renewed. Default leaseMs / 3. */
+  readonly renewEveryMs?: number;
+  /** How long an unused lease is kept for a local fork while nobody else waits. Default 5. */
+  readonly idleKeepMs?: number;
+  /** Polling, the fallback for lost notices: the first delay (default 50), doubling. */
+  readonly pollMinMs?: number;
+  /** The polling cap: default min(1000, leaseMs / 3), so the store's wait record stays fresh. */
+  readonly pollMaxMs?: number;
+}
+
+/** How long after the earliest lease deadline a waiter tries again (S2: within leaseMs + 250). */
+const EXPIRY_MARGIN_MS = 20;
+/** How long an acquire waits for the release channel, so that no notice is missed. */
+const SUBSCRIBE_WAIT_MS = 250;
+/** Dispose gives up returning leases after this long (S6); they expire in the store. */
+const DISPOSE_LIMIT_MS = 1_000;
+
+export class LeaseManager {
+  readonly holder: string;
+  readonly #store: LeaseStore;
+  readonly #maxHeld: number;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  readonly #logger: LeaseLogger | undefined;
+  readonly #pollMinMs: number;
+  readonly #pollMaxMs: number;
+  readonly #held: HeldLeases;
+  readonly #waiters = new LinkedQueue<LeaseWaiter>();
+  /** What the store believes this holder waits for. */
+  #storeWant = 0;
+  #acquiring = false;
+  #pumpQueued = false;
+  #acquireAgain = false;
+  #pollAttempt = 0;
+  #failing = false;
+  #disposed = false;
+  #subscription: ReleaseSubscription | undefined;
+  #subscribed = false;
+  #subscribeWait: AbortController | undefined;
+  readonly #wake: LeaseTimer;
+
+  constructor(store: LeaseStore, options: LeaseManagerOptions) {
+    this.#store = store;
+    this.#maxHeld = options.maxHeld;
+    this.holder = options.holder ?? crypto.randomUUID();
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? Math.random;
+    this.#logger = options.logger;
+    this.#pollMinMs = options.pollMinMs ?? 50;
+    this.#pollMaxMs = options.pollMaxMs ?? Math.min(1_000, Math.floor(store.leaseMs / 3));
+    this.#wake = new LeaseTimer(this.#clock, () => this.#pump());
+    const health: StoreHealth = {
+      failed: (operation, error) => this.#failed(operation, error),
+      recovered: () => this.#recovered(),
+    };
+    this.#held = new HeldLeases({
+      store,
+      holder: this.holder,
+      clock: this.#clock,
+      random: this.#random,
+      renewEveryMs: options.renewEveryMs ?? Math.floor(store.leaseMs / 3),
+      idleKeepMs: options.idleKeepMs ?? 5,
+      retryMs: this.#pollMinMs,
+      health,
+      onFreed: () => {
+        if (this.#waiters.size > 0) this.#pump();
+      },
+    });
+  }
+
+  /** Leases this runtime believes it holds (busy or idle), lost ones excluded. */
+  get held(): number {
+    return this.#held.size;
+  }
+
+  /** Held leases no process uses right now. */
+  get idle(): number {
+    return this.#held.idle;
+  }
+
+  /** Forks waiting for a lease. */
+  get waiting(): number {
+    return this.#waiters.size;
+  }
+
+  /** A held idle lease, now this caller's, or undefined (S5: never waits, never calls the store). */
+  tryTake(): Lease | undefined {
+    return this.#held.takeIdle();
+  }
+
+  /**
+   * Queues `waiter` for a lease; `leaseGranted` runs later. Call
+   * {@linkcode tryTake} first. After dispose, `leaseRefused` runs at once.
+   */
+  enqueue(waiter: LeaseWaiter): void {
+    if (this.#disposed) {
+      return waiter.leaseRefused(new Error("the lease manager has been disposed"));
+    }
+    this.#waiters.push(waiter);
+    // Forks queued in one turn go to the store in one acquire.
+    if (!this.#pumpQueued) {
+      this.#pumpQueued = true;
+      queueMicrotask(() => {
+        this.#pumpQueued = false;
+        this.#pump();
+      });
+    }
+  }
+
+  /** Leaves the queue; false if the waiter was already served. */
+  withdraw(waiter: LeaseWaiter): boolean {
+    if (!this.#waiters.remove(waiter)) return false;
+    if (this.#waiters.size === 0 && this.#storeWant > 0) this.#pump(); // tell the store
+    return true;
+  }
+
+  /** A process holding `lease` has stopped: the lease goes to the store, a local fork, or idles. */
+  release(lease: Lease): void {
+    const entry = lease as LeaseEntry;
+    if (entry.lost || this.#disposed || this.#held.othersWaiting > 0) {
+      return this.#held.giveBack(entry); // S4: while others wait, the fleet goes first
+    }
+    const waiter = this.#waiters.shift();
+    if (waiter === undefined) return this.#held.park(entry);
+    entry.busy = true;
+    waiter.leaseGranted(entry);
+  }
+
+  /**
+   * Refuses every waiter with `reason`, returns every lease to the store
+   * (giving up after a second, S6) and closes the subscription. Idempotent.
+   */
+  async dispose(reason: unknown = new Error("the lease manager has been disposed")): Promise<void> {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    this.#wake.clear();
+    this.#subscribeWait?.abort();
+    for (let waiter; (waiter = this.#waiters.shift()) !== undefined;) waiter.leaseRefused(reason);
+    const fences = this.#held.close();
+    const work: Promise<unknown>[] = [];
+    if (fences.length > 0) work.push(this.#store.release(this.holder, fences));
+    if (this.#storeWant > 0) work.push(this.#store.wait(this.holder, 0));
+    if (this.#subscription !== undefined) work.push(this.#subscription.close());
+    const limit = new AbortController();
+    await Promise.race([
+      Promise.allSettled(work),
+      this.#clock.sleep(DISPOSE_LIMIT_MS, limit.signal).catch(() => {}),
+    ]);
+    limit.abort();
+  }
+
+  async #pump(): Promise<void> {
+    if (this.#disposed) return;
+    for (let entry; this.#waiters.size > 0 && (entry = this.#held.takeIdle()) !== undefined;) {
+      this.#waiters.shift()!.leaseGranted(entry);
+    }
+    if (this.#acquiring) {
+      this.#acquireAgain = true;
+      return;
+    }
+    const wanted = () => Math.max(0, Math.min(this.#waiters.size, this.#maxHeld - this.#held.size));
+    if (wanted() === 0 && this.#storeWant === 0) return;
+    this.#acquiring = true;
+    this.#wake.clear();
+    try {
+      await this.#whenSubscribed();
+      if (this.#disposed) return;
+      const want = wanted();
+      const sentAt = this.#clock.now();
+      const result = want > 0
+        ? await this.#store.acquire(this.holder, want)
+        : { ...await this.#store.wait(this.holder, 0), granted: [] };
+      if (this.#disposed) {
+        return void this.#store.release(this.holder, result.granted).catch(() => {});
+      }
+      this.#recovered();
+      this.#held.othersWaiting = result.othersWaiting;
+      this.#storeWant = Math.max(0, want - result.granted.length);
+      for (const fence of result.granted) {
+        const entry = this.#held.add(fence, sentAt);
+        entry.busy = true;
+        const waiter = this.#waiters.shift();
+        if (waiter !== undefined) waiter.leaseGranted(entry);
+        else this.release(entry); // withdrawn meanwhile: to the fleet, or idle for a moment
+      }
+      if (result.granted.length > 0) this.#pollAttempt = 0;
+      if (this.#storeWant > 0) this.#scheduleWake(result.earliestMs);
+    } catch (error) {
+      if (this.#disposed) return;
+      if (error instanceof CapacityMismatchError) {
+        this.#storeWant = 0;
+        for (let waiter; (waiter = this.#waiters.shift()) !== undefined;) {
+          waiter.leaseRefused(error);
+        }
+      } else {
+        this.#failed("acquire", error);
+        this.#scheduleWake(-1);
+      }
+    } finally {
+      this.#acquiring = false;
+    }
+    if (this.#acquireAgain) {
+      this.#acquireAgain = false;
+      this.#pump();
+    }
+  }
+
+  /** Next try: a release notice, the earliest deadline, or the polling fallback, whichever first. */
+  #scheduleWake(earliestMs: number): void {
+    const cap = Math.min(this.#pollMaxMs, this.#pollMinMs * 2 ** Math.min(30, this.#pollAttempt++));
+    let delay = cap * (0.5 + this.#random() / 2); // jitter: [cap/2, cap)
+    if (earliestMs >= 0) delay = Math.min(delay, earliestMs + EXPIRY_MARGIN_MS);
+    this.#wake.set(delay);
+  }
+
+  /**
+   * Subscribes before the first acquire: a fork registered as waiting must not
+   * miss the release notice that follows. An unreachable store is waited for
+   * only briefly (polling covers the rest).
+   */
+  async #whenSubscribed(): Promise<void> {
+    const subscription = this.#subscription ?? this.#subscribe();
+    if (this.#subscribed) return;
+    const timer = new AbortController();
+    this.#subscribeWait = timer; // dispose cuts the wait short: no timer outlives the manager
+    await Promise.race([
+      subscription.ready.catch(() => {}),
+      this.#clock.sleep(SUBSCRIBE_WAIT_MS, timer.signal).catch(() => {}),
+    ]);
+    timer.abort();
+    this.#subscribeWait = undefined;
+  }
+
+  #subscribe(): ReleaseSubscription {
+    const subscription = this.#store.subscribe(() => {
+      if (this.#waiters.size > 0 && !this.#disposed) {
+        this.#pollAttempt = 0;
+        this.#pump();
+      }
+    });
+    this.#subscription = subscription;
+    subscription.ready.then(() => {
+      if (this.#subscription === subscription) this.#subscribed = true;
+    }, (error) => {
+      if (this.#disposed || this.#subscription !== subscription) return;
+      this.#logger?.warn("shared capacity: release notices unavailable; polling meanwhile", {
+        key: this.#store.key,
+        error,
+      });
+      this.#subscription = undefined; // the next acquire subscribes again
+      subscription.close();
+    });
+    return subscription;
+  }
+
+  #failed(operation: string, error: unknown): void {
+    if (this.#failing) return; // one warning per outage
+    this.#failing = true;
+    this.#logger?.warn("shared capacity: the store did not answer; retrying", {
+      key: this.#store.key,
+      operation,
+      error,
+    });
+  }
+
+  #recovered(): void {
+    if (!this.#failing) return;
+    this.#failing = false;
+    this.#logger?.info("shared capacity: the store answers again", { key: this.#store.key });
+  }
+}

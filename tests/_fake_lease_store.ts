@@ -1,0 +1,115 @@
+// A LeaseStore in memory for the lease manager's unit tests: it grants up to
+// `limit` leases and records every call with the virtual time it was made at.
+// Tests steer it per call (hang, fail, report others waiting, refuse).
+import type {
+  AcquireResult,
+  Fence,
+  FleetView,
+  LeaseStore,
+  ReleaseResult,
+  ReleaseSubscription,
+  RenewResult,
+} from "../src/runtime/shared/lease_store.ts";
+import type { Clock } from "../src/runtime/clock.ts";
+
+export interface Call {
+  op: "acquire" | "renew" | "release" | "wait";
+  holder: string;
+  /** acquire/wait: the count; renew/release: the fences. */
+  arg: number | readonly Fence[];
+  at: number;
+}
+
+/** Replaces the default answer of one kind of call; may hang (a never-settling promise) or throw. */
+export type Override<T> = (call: Call) => T | Promise<T>;
+
+export class FakeLeaseStore implements LeaseStore {
+  readonly key = "fake";
+  readonly calls: Call[] = [];
+  readonly held = new Set<Fence>();
+  othersWaiting = 0;
+  earliestMs = -1;
+  #nextFence = 1;
+  #onRelease: (() => void) | undefined;
+  subscriptions = 0;
+  /** What each subscription's `ready` is; `never()` for a store that does not answer. */
+  subscribeReady: () => Promise<void> = () => Promise.resolve();
+  closedSubscriptions = 0;
+  acquireOverride: Override<AcquireResult> | undefined;
+  renewOverride: Override<RenewResult> | undefined;
+  releaseOverride: Override<ReleaseResult> | undefined;
+
+  constructor(readonly clock: Clock, readonly limit: number, readonly leaseMs: number) {}
+
+  #record(op: Call["op"], holder: string, arg: Call["arg"]): Call {
+    const call = { op, holder, arg, at: this.clock.now() };
+    this.calls.push(call);
+    return call;
+  }
+
+  ops(op?: Call["op"]): Call[] {
+    return this.calls.filter((call) => op === undefined || call.op === op);
+  }
+
+  acquire(holder: string, want: number): Promise<AcquireResult> {
+    const call = this.#record("acquire", holder, want);
+    if (this.acquireOverride) return Promise.resolve(this.acquireOverride(call));
+    const granted: Fence[] = [];
+    while (granted.length < want && this.held.size < this.limit) {
+      const fence = this.#nextFence++;
+      this.held.add(fence);
+      granted.push(fence);
+    }
+    return Promise.resolve({
+      granted,
+      othersWaiting: this.othersWaiting,
+      earliestMs: this.earliestMs,
+    });
+  }
+
+  renew(holder: string, fences: readonly Fence[]): Promise<RenewResult> {
+    const call = this.#record("renew", holder, [...fences]);
+    if (this.renewOverride) return Promise.resolve(this.renewOverride(call));
+    const lost = fences.filter((fence) => !this.held.has(fence));
+    return Promise.resolve({
+      lost,
+      othersWaiting: this.othersWaiting,
+      earliestMs: this.earliestMs,
+    });
+  }
+
+  release(holder: string, fences: readonly Fence[]): Promise<ReleaseResult> {
+    const call = this.#record("release", holder, [...fences]);
+    if (this.releaseOverride) return Promise.resolve(this.releaseOverride(call));
+    const released = fences.filter((fence) => this.held.delete(fence)).length;
+    return Promise.resolve({ released, othersWaiting: this.othersWaiting });
+  }
+
+  wait(holder: string, want: number): Promise<FleetView> {
+    this.#record("wait", holder, want);
+    return Promise.resolve({ othersWaiting: this.othersWaiting, earliestMs: this.earliestMs });
+  }
+
+  subscribe(onRelease: () => void): ReleaseSubscription {
+    this.subscriptions++;
+    this.#onRelease = onRelease;
+    return {
+      ready: this.subscribeReady(),
+      close: () => {
+        this.closedSubscriptions++;
+        this.#onRelease = undefined;
+        return Promise.resolve();
+      },
+    };
+  }
+
+  /** Delivers a release notice, as pub/sub would. */
+  notify(): void {
+    this.#onRelease?.();
+  }
+}
+
+/** A promise that never settles: a call lost in a partition. */
+export function never<T>(): Promise<T> {
+  return new Promise<T>(() => {});
+}
