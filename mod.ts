@@ -42,6 +42,12 @@ export {
   type RuntimeLogger,
   type RuntimeOptions,
 } from "./src/runtime/runtime.ts";
+export {
+  type ChromeTrace,
+  type ChromeTraceEvent,
+  type TimelineOptions,
+  TimelineRecorder,
+} from "./src/runtime/timeline.ts";
 export { backoff, type BackoffOptions, fifo, type WaitPolicy } from "./src/runtime/wait_policy.ts";
 export {
   AwaitTimeoutError,

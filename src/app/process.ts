@@ -5,11 +5,11 @@ import { ProcessCancelledError, ProcessFailedError, ProcessTimeoutError } from "
 import { cancellationReason, requestCancellation } from "../lang/cancellation.ts";
 import { QueueNode } from "../_linked_queue.ts";
 import { LangInterpreter } from "../lang/interpreter.ts";
-import type { LangL } from "../lang/lang.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { ProcessStatus } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import { outsideScripts, runAsScript, type ScriptLane } from "./_guard.ts";
+import type { ProcessProbe, ScriptCall } from "../runtime/_hooks.ts";
 
 /** Told once when a process stops. */
 export interface StopWaiter {
@@ -31,6 +31,18 @@ type ScriptFunction = (...args: any[]) => unknown;
 const noop = () => {};
 const RESOLVED = Promise.resolve();
 
+/** Calls the script, `fn(lang)` or `fn(item, lang)`, marked as LangL code. */
+function callScript(
+  record: ProcessRecord,
+  fn: ScriptFunction,
+  item: unknown,
+  withItem: boolean,
+): unknown {
+  const lane = record.lane;
+  if (lane !== undefined) return lane.script(fn, item, record.lang);
+  return withItem ? runAsScript(fn, item, record.lang) : runAsScript(fn, record.lang);
+}
+
 // A QueueNode so that the scope owning a process can keep its running
 // processes in an O(1) intrusive list rather than a hashed Set.
 export class ProcessRecord extends QueueNode {
@@ -48,6 +60,8 @@ export class ProcessRecord extends QueueNode {
   tag = 0;
   /** The lane the script runs in (forkAll over an array), else its own mark. */
   lane: ScriptLane | undefined = undefined;
+  /** What the runtime's instruments follow of this process; undefined without any. */
+  probe: ProcessProbe | undefined = undefined;
   // Usually zero or one waiter: keep one inline, spill to a Set (O(1)
   // removal when many awaits with timeouts give up on one long process).
   #stopWaiter: StopWaiter | undefined = undefined;
@@ -78,6 +92,8 @@ export class ProcessRecord extends QueueNode {
   begin(options: CheckedForkOptions): void {
     const core = this.owner.core;
     core.started++;
+    const hooks = core.hooks;
+    if (hooks !== undefined) this.probe = hooks.processStarted(this);
     if (options.timeoutMs !== undefined) this.#armTimeout(options.timeoutMs);
     if (options.signal !== undefined) this.#link(options.signal);
     // Asked once per process: LogTape's check walks the category tree.
@@ -102,10 +118,16 @@ export class ProcessRecord extends QueueNode {
       RESOLVED.then(() => this.#invokeInLane(lane, fn, item));
       return;
     }
-    const lang: LangL = this.lang;
+    const probe = this.probe;
     let result: unknown;
     try {
-      result = withItem ? runAsScript(fn, item, lang) : runAsScript(fn, lang);
+      // The probe may run the script in a context of its own (its span); the
+      // bookkeeping below is registered outside it.
+      if (probe !== undefined) {
+        result = probe.enter(callScript as ScriptCall, this, fn, item, withItem);
+      } else {
+        result = withItem ? runAsScript(fn, item, this.lang) : runAsScript(fn, this.lang);
+      }
     } catch (error) {
       // Settle asynchronously even for a synchronous throw: a hand-off chain of
       // such processes must not grow the stack.
@@ -127,7 +149,10 @@ export class ProcessRecord extends QueueNode {
   #invokeInLane(lane: ScriptLane, fn: ScriptFunction, item: unknown): void {
     let result: unknown;
     try {
-      result = lane.script(fn, item, this.lang);
+      const probe = this.probe;
+      result = probe === undefined
+        ? lane.script(fn, item, this.lang)
+        : probe.enter(callScript as ScriptCall, this, fn, item, true);
     } catch (error) {
       result = Promise.reject(error);
     }
@@ -201,6 +226,7 @@ export class ProcessRecord extends QueueNode {
     // Queued before the request runs its hooks, so that a rejection those
     // hooks cause settles after it.
     queueMicrotask(() => this.#cancelSeen = true);
+    this.probe?.cancelRequested(error);
     return requestCancellation(this.lang, error);
   }
 
@@ -271,6 +297,7 @@ export class ProcessRecord extends QueueNode {
     if (this.#onSignalAbort !== undefined) {
       this.#signal!.removeEventListener("abort", this.#onSignalAbort);
     }
+    this.probe?.stopped(this);
     // The owner and the batch hear first, so that a failure can cancel what
     // it must (failFast withdraws the scope's queued forks, forkAll stops
     // feeding) before the freed slot is handed to the next waiter. The

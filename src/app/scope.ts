@@ -56,7 +56,17 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   }
 
   /** Runs `body` as this scope's body and ends the scope (see API.md point 5). */
-  async run<T>(body: (app: AppL) => Promise<T>): Promise<T> {
+  run<T>(body: (app: AppL) => Promise<T>): Promise<T> {
+    const hooks = this.core.hooks;
+    if (hooks === undefined) return this.#run(body);
+    return hooks.work(
+      this.parent === undefined ? "runApp" : "scope",
+      undefined,
+      () => this.#run(body),
+    );
+  }
+
+  async #run<T>(body: (app: AppL) => Promise<T>): Promise<T> {
     let result: T | undefined;
     let bodyError: { error: unknown } | undefined;
     try {
@@ -148,7 +158,13 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
       requireFunction("forkAll process", process);
       const checked = checkForkOptions("forkAll", options);
       if (checked.signal?.aborted) return Promise.reject(checked.signal.reason);
-      return new ForkAllRun<I, T>(this, items, process, checked).promise;
+      const hooks = this.core.hooks;
+      if (hooks === undefined) return new ForkAllRun<I, T>(this, items, process, checked).promise;
+      return hooks.work(
+        "forkAll",
+        checked.name,
+        () => new ForkAllRun<I, T>(this, items, process, checked).promise,
+      );
     } catch (error) {
       return Promise.reject(error);
     }

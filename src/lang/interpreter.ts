@@ -231,6 +231,7 @@ export class LangInterpreter extends Cancellation implements LangL {
     if (this.#name !== undefined) record.processName = this.#name;
     const logger = this.#core.logger;
     logger[LOG_METHOD[level]](message, record);
+    this.#core.hooks?.logged(this.processId, level, message, properties);
     const observer = this.#core.observer;
     if (observer !== undefined) {
       observer.log({

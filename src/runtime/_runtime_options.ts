@@ -12,12 +12,13 @@ import {
 import type { Clock } from "./clock.ts";
 import type { RuntimeLogger, RuntimeOptions } from "./runtime.ts";
 import { isWaitPolicy } from "./wait_policy.ts";
+import { TimelineRecorder } from "./timeline.ts";
 
 const LOGGER_METHODS = ["isEnabledFor", "debug", "info", "warn", "error"] as const;
 
 export function checkRuntimeOptions(options: RuntimeOptions): void {
   requireObject("Runtime options", options);
-  const { maxProcesses, wait, clock, seed, logger } = options;
+  const { maxProcesses, wait, clock, seed, logger, recorder } = options;
   requirePositiveInteger("maxProcesses", maxProcesses);
   if (wait !== undefined && !isWaitPolicy(wait)) {
     throw new TypeError(`wait must be made by fifo() or backoff(), got ${received(wait)}`);
@@ -25,6 +26,9 @@ export function checkRuntimeOptions(options: RuntimeOptions): void {
   if (clock !== undefined) checkClock(clock);
   if (seed !== undefined) checkSeed(seed);
   if (logger !== undefined) checkLogger(logger);
+  if (recorder !== undefined && !(recorder instanceof TimelineRecorder)) {
+    throw new TypeError(`recorder must be a TimelineRecorder, got ${received(recorder)}`);
+  }
 }
 
 function checkClock(clock: Clock): void {

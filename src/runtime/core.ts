@@ -7,6 +7,8 @@ import type { RuntimeObserver } from "./observer.ts";
 import { RandomStream } from "./random.ts";
 import { createSlotPool, type SlotPool } from "./slot_pool.ts";
 import type { RateOptions } from "./_rate_window.ts";
+import type { PoolHooks } from "./_hooks.ts";
+import { ObservedSlotPool } from "./_observed_slots.ts";
 import type { WaitPolicy } from "./wait_policy.ts";
 
 /** Stream ids below 1 are the runtime's own; processes use their id. */
@@ -32,11 +34,14 @@ export class RuntimeCore {
     readonly seed: number,
     readonly logger: RuntimeLogger,
     readonly observer: RuntimeObserver | undefined,
+    /** OpenTelemetry and the timeline recorder; undefined when neither listens. */
+    readonly hooks: PoolHooks | undefined,
     rate?: RateOptions,
   ) {
     this.timerClock = isTimerClock(clock) ? clock : undefined;
     const random = new RandomStream(seed, POOL_STREAM);
-    this.slots = createSlotPool(maxProcesses, wait, clock, random, rate);
+    const slots = createSlotPool(maxProcesses, wait, clock, random, rate);
+    this.slots = hooks === undefined ? slots : new ObservedSlotPool(slots, hooks, clock);
   }
 
   nextProcessId(): number {

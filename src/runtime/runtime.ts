@@ -17,6 +17,9 @@ import { RuntimeCore } from "./core.ts";
 import type { RuntimeObserver } from "./observer.ts";
 import { randomSeed } from "./random.ts";
 import { checkRate } from "./_rate_window.ts";
+import { otelHooks } from "./_otel.ts";
+import { combineHooks } from "./_hooks.ts";
+import { attachRecorder, type TimelineRecorder } from "./timeline.ts";
 import { fifo, type WaitPolicy } from "./wait_policy.ts";
 
 /**
@@ -83,6 +86,8 @@ export interface RuntimeOptions {
   seed?: number;
   /** A LogTape logger. Default `getLogger(["procpool"])`; the library never configures LogTape. */
   logger?: RuntimeLogger;
+  /** Records a timeline of this runtime for Perfetto (see {@linkcode TimelineRecorder}). Default: none. */
+  recorder?: TimelineRecorder;
 }
 
 /**
@@ -146,7 +151,7 @@ export class Runtime implements AsyncDisposable {
   /** Creates a runtime; throws TypeError or RangeError for bad options. */
   constructor(options: RuntimeOptions) {
     checkRuntimeOptions(options);
-    const { maxProcesses, wait = fifo(), clock = systemClock, seed, logger } = options;
+    const { maxProcesses, wait = fifo(), clock = systemClock, seed, logger, recorder } = options;
     const rate = checkRate(options.rate);
     const observer = (options as { [observerOption]?: RuntimeObserver })[observerOption];
     this.#core = new RuntimeCore(
@@ -156,6 +161,12 @@ export class Runtime implements AsyncDisposable {
       seed ?? randomSeed(),
       logger ?? getLogger(["procpool"]),
       observer,
+      // Asked once per runtime: without a registered provider or a recorder,
+      // no hooks at all.
+      combineHooks(
+        otelHooks(maxProcesses, () => clock.now()),
+        recorder === undefined ? undefined : attachRecorder(recorder, clock, maxProcesses),
+      ),
       rate,
     );
   }
