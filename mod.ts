@@ -33,6 +33,7 @@ export type {
   ProcessHandle,
   ProcessStatus,
   ScopeOptions,
+  WorkerForkOptions,
 } from "./src/app/app.ts";
 export type { LangL, Process, SharedVar, Transaction } from "./src/lang/lang.ts";
 export type { Clock } from "./src/runtime/clock.ts";
@@ -60,4 +61,5 @@ export {
   ProcessTimeoutError,
   RuntimeDisposedError,
   ScopeClosedError,
+  WorkerCrashedError,
 } from "./src/errors.ts";

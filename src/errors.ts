@@ -293,3 +293,24 @@ function describeCause(cause: unknown): string {
     return `a value that cannot be described (${show(cause)})`;
   }
 }
+
+/**
+ * A worker process's worker died outside the script: an uncaught error in a
+ * timer or callback, the script closing its worker (`self.close()`), running
+ * out of memory, or its OS process killed from outside. It is the `cause` of
+ * the process's `ProcessFailedError`; procpool replaces the worker.
+ *
+ * @example
+ * ```ts
+ * import { WorkerCrashedError } from "./errors.ts";
+ * const error = new WorkerCrashedError("the worker's OS process exited with signal SIGKILL");
+ * console.assert(error.name === "WorkerCrashedError");
+ * ```
+ */
+export class WorkerCrashedError extends Error {
+  /** Creates the error; the message says how the worker died. */
+  constructor(message = "the worker died outside the script", options?: ErrorOptions) {
+    super(message, options);
+    this.name = "WorkerCrashedError";
+  }
+}

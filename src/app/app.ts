@@ -53,6 +53,32 @@ export interface ForkOptions {
 }
 
 /**
+ * Options for `forkWorker`: a fork's, plus which export of the module to run,
+ * how long a cancelled script may take to stop, and where it runs.
+ *
+ * @example
+ * ```ts
+ * import type { WorkerForkOptions } from "@procpool/procpool";
+ * const options: WorkerForkOptions = { isolation: "process", graceMs: 200, timeoutMs: 5_000 };
+ * ```
+ */
+export interface WorkerForkOptions extends ForkOptions {
+  /** The module's export to run: `(input, lang) => T | Promise<T>`. Default `"default"`. */
+  export?: string;
+  /**
+   * After a cancel, how long (real ms, on the system clock) the script may take
+   * to stop before its worker is stopped by force. Default 1 000.
+   */
+  graceMs?: number;
+  /**
+   * `"thread"` (default): a Web Worker in this OS process. `"process"`: a Deno
+   * child process of its own, the only kind a runaway synchronous loop cannot
+   * outlive (it is killed with SIGKILL).
+   */
+  isolation?: "thread" | "process";
+}
+
+/**
  * Options for `awaitResult`. They bound only the wait, never the process.
  *
  * @example
@@ -174,6 +200,17 @@ export interface AppL {
     process: (item: I, lang: LangL) => Promise<T> | T,
     options?: ForkOptions,
   ): Promise<T[]>;
+  /**
+   * Forks a worker process: the module's export (`options.export`, default
+   * `"default"`) runs as `fn(input, lang)` in a worker, with a LangL of its
+   * own, taking a slot like any process. `input` and the result cross by
+   * structured clone; shared variables inside `input` cross as references.
+   */
+  forkWorker<I, T>(
+    module: URL | string,
+    input: I,
+    options?: WorkerForkOptions,
+  ): Promise<ProcessHandle<T>>;
   /** Runs a LangL script inline (process id 0), without taking a slot. */
   evalLang<T>(script: Process<T>): Promise<T>;
   /** Creates a shared variable. */

@@ -7,6 +7,8 @@ import { requireData, VarCell } from "../lang/shared_var.ts";
 import { requireFunction, requireIterable } from "../_validate.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { AppL, AwaitOptions, ForkOptions, ProcessHandle, ScopeOptions } from "./app.ts";
+import type { WorkerForkOptions } from "./app.ts";
+import { forkWorker } from "./fork_worker.ts";
 import { LinkedQueue } from "../_linked_queue.ts";
 import { QueuedFork } from "./_queued_fork.ts";
 import { awaitedRecord, ResultWait } from "./_result_wait.ts";
@@ -165,6 +167,15 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
         checked.name,
         () => new ForkAllRun<I, T>(this, items, process, checked).promise,
       );
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  forkWorker<I, T>(module: URL | string, input: I, options?: WorkerForkOptions) {
+    try {
+      this.#enter("forkWorker");
+      return forkWorker<I, T>(this, module, input, options);
     } catch (error) {
       return Promise.reject(error);
     }

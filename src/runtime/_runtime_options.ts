@@ -18,8 +18,9 @@ const LOGGER_METHODS = ["isEnabledFor", "debug", "info", "warn", "error"] as con
 
 export function checkRuntimeOptions(options: RuntimeOptions): void {
   requireObject("Runtime options", options);
-  const { maxProcesses, wait, clock, seed, logger, recorder } = options;
+  const { maxProcesses, wait, clock, seed, logger, recorder, workers } = options;
   requirePositiveInteger("maxProcesses", maxProcesses);
+  if (workers !== undefined) requirePositiveInteger("workers", workers);
   if (wait !== undefined && !isWaitPolicy(wait)) {
     throw new TypeError(`wait must be made by fifo() or backoff(), got ${received(wait)}`);
   }

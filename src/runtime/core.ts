@@ -10,6 +10,7 @@ import type { RateOptions } from "./_rate_window.ts";
 import type { PoolHooks } from "./_hooks.ts";
 import { ObservedSlotPool } from "./_observed_slots.ts";
 import type { WaitPolicy } from "./wait_policy.ts";
+import { WorkerPool } from "../worker/pool.ts";
 
 /** Stream ids below 1 are the runtime's own; processes use their id. */
 const POOL_STREAM = -1;
@@ -26,6 +27,9 @@ export class RuntimeCore {
   #nextProcessId = 1;
   #nextVarId = 1;
   #inlineRandom: RandomStream | undefined;
+  /** Warm workers kept per isolation kind (`RuntimeOptions.workers`). */
+  workerLimit: number = navigator.hardwareConcurrency;
+  #workers: WorkerPool | undefined = undefined;
 
   constructor(
     maxProcesses: number,
@@ -50,6 +54,20 @@ export class RuntimeCore {
 
   nextVarId(): number {
     return this.#nextVarId++;
+  }
+
+  /** The worker pool, started on the first forkWorker. */
+  get workers(): WorkerPool {
+    return this.#workers ??= new WorkerPool(
+      this.workerLimit,
+      this.clock,
+      this.observer?.holdClock?.bind(this.observer),
+    );
+  }
+
+  /** Stops every worker, if any was started. */
+  disposeWorkers(): Promise<void> {
+    return this.#workers?.dispose() ?? Promise.resolve();
   }
 
   /** Process `id`'s own stream; `evalLang` scripts (id 0) share one. */

@@ -65,4 +65,9 @@ export interface RuntimeObserver {
   log(entry: LogEntry): void;
   /** Positional, so that recording an operation allocates nothing. */
   trace(processId: number, op: string, time: number): void;
+  /**
+   * Worker scripts run (true) or none does (false): virtual time must not
+   * pass while one runs. Given, worker scripts also run one at a time.
+   */
+  holdClock?(held: boolean): void;
 }

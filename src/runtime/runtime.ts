@@ -88,6 +88,13 @@ export interface RuntimeOptions {
   logger?: RuntimeLogger;
   /** Records a timeline of this runtime for Perfetto (see {@linkcode TimelineRecorder}). Default: none. */
   recorder?: TimelineRecorder;
+  /**
+   * Warm workers kept and reused for `forkWorker`, per isolation kind: a
+   * positive integer, default `navigator.hardwareConcurrency`. A worker runs
+   * one process at a time; a worker fork waits for a free worker first, then
+   * for a slot like any fork.
+   */
+  workers?: number;
 }
 
 /**
@@ -151,7 +158,7 @@ export class Runtime implements AsyncDisposable {
   /** Creates a runtime; throws TypeError or RangeError for bad options. */
   constructor(options: RuntimeOptions) {
     checkRuntimeOptions(options);
-    const { maxProcesses, wait = fifo(), clock = systemClock, seed, logger, recorder } = options;
+    const { maxProcesses, wait = fifo(), clock = systemClock, seed, logger, recorder, workers } = options;
     const rate = checkRate(options.rate);
     const observer = (options as { [observerOption]?: RuntimeObserver })[observerOption];
     this.#core = new RuntimeCore(
@@ -169,6 +176,7 @@ export class Runtime implements AsyncDisposable {
       ),
       rate,
     );
+    if (workers !== undefined) this.#core.workerLimit = workers;
   }
 
   /** The capacity. There is no setter: it cannot change. */
@@ -233,7 +241,8 @@ export class Runtime implements AsyncDisposable {
     if (this.#disposal === undefined) {
       const reason = new RuntimeDisposedError("the runtime was disposed while the app was running");
       for (const scope of this.#apps.keys()) scope.cancel(reason);
-      this.#disposal = Promise.all(this.#apps.values()).then(() => {});
+      // Workers stop after their processes have (or were stopped by force).
+      this.#disposal = Promise.all(this.#apps.values()).then(() => this.#core.disposeWorkers());
     }
     return this.#disposal;
   }

@@ -61,6 +61,8 @@ class AutoAdvancingRuntime extends Runtime implements TestRuntime {
   readonly #trace: TraceLog;
   #runningApps = 0;
   #tick: ReturnType<typeof setImmediate> | undefined = undefined;
+  /** A worker script is running: virtual time waits for it. */
+  #held = false;
 
   constructor(options: TestRuntimeOptions) {
     requireObject("createTestRuntime options", options);
@@ -73,6 +75,7 @@ class AutoAdvancingRuntime extends Runtime implements TestRuntime {
       [observerOption]: {
         log: (entry: LogEntry) => logs.push(entry),
         trace: trace.record,
+        holdClock: (held: boolean) => this.#hold(held),
       },
     } as RuntimeOptions);
     this.clock = clock;
@@ -102,6 +105,12 @@ class AutoAdvancingRuntime extends Runtime implements TestRuntime {
     return result;
   }
 
+  #hold(held: boolean): void {
+    this.#held = held;
+    // No ticks while held (they would spin); the release starts them again.
+    if (!held && this.#runningApps > 0) this.#schedule();
+  }
+
   #schedule(): void {
     this.#tick ??= setImmediate(this.#onTick);
   }
@@ -110,7 +119,7 @@ class AutoAdvancingRuntime extends Runtime implements TestRuntime {
   // body) has run. Whatever still waits on the clock can only be woken by time.
   readonly #onTick = (): void => {
     this.#tick = undefined;
-    if (this.#runningApps === 0) return;
+    if (this.#runningApps === 0 || this.#held) return;
     fireEarliest(this.clock);
     this.#schedule();
   };

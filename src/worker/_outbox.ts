@@ -1,0 +1,48 @@
+// Batching: every message queued during one synchronous stretch leaves in
+// one post. A batch that cannot be posted (a value structured clone refuses)
+// is posted message by message, and each refused message is handed to
+// `refused`, which decides what goes instead.
+
+export class Outbox<M> {
+  #queue: M[] = [];
+  #scheduled = false;
+
+  constructor(
+    readonly post: (messages: M[]) => void,
+    readonly refused: (message: M, error: unknown) => void,
+  ) {}
+
+  /** The message queued last, while it can still be amended. */
+  get last(): M | undefined {
+    return this.#queue.at(-1);
+  }
+
+  push(message: M): void {
+    this.#queue.push(message);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      queueMicrotask(this.flush);
+    }
+  }
+
+  /** Sends what is queued now. */
+  readonly flush = (): void => {
+    this.#scheduled = false;
+    const queue = this.#queue;
+    if (queue.length === 0) return;
+    this.#queue = [];
+    try {
+      this.post(queue);
+    } catch {
+      for (const message of queue) {
+        try {
+          this.post([message]);
+        } catch (error) {
+          this.refused(message, error);
+        }
+      }
+      // What `refused` queued instead goes out now, after the rest.
+      if (this.#queue.length > 0) this.flush();
+    }
+  };
+}

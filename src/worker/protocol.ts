@@ -1,0 +1,229 @@
+// The messages a runtime and one of its workers exchange. Both sides send
+// batches: every message queued during one synchronous stretch goes out in
+// one post (one structured clone, one pipe write), stamped with the sender's
+// clock reading where the worker needs it.
+//
+// Values cross by structured clone, except shared variables (which cross as
+// references, { [VAR_REF]: id }) and thrown values (see ErrorData).
+
+/** A thrown value, described so that it survives the crossing. */
+export interface ErrorData {
+  /** An Error: its name, message and stack survive (structured clone keeps only standard names). */
+  readonly name?: string;
+  readonly message?: string;
+  readonly stack?: string;
+  readonly cause?: ErrorData;
+  /** Anything else that was thrown, if it could be cloned. */
+  readonly value?: unknown;
+  /** 1 for an Error, 0 for another value. */
+  readonly error: 0 | 1;
+}
+
+/** The LangL operations a worker asks its runtime to carry out. */
+export type RemoteOp =
+  | "delay"
+  | "readVar"
+  | "writeVar"
+  | "modifyVar"
+  | "atomically"
+  | "evalIO";
+
+export type LogLevelName = "debug" | "info" | "warning" | "error";
+
+/** Runtime to worker. */
+export type ToWorker =
+  | {
+    readonly t: "run";
+    readonly pid: number;
+    readonly name: string | undefined;
+    readonly seed: number;
+    readonly module: string;
+    readonly export: string;
+    readonly input: unknown;
+    /** The worker reads the clock from the stamps ("stamp") or from Date.now() ("system"). */
+    readonly clock: "system" | "stamp";
+    /** Report local operations for the test runtime's trace. */
+    readonly trace: boolean;
+    /** Say when nothing is left to run (the test runtime holds its clock until then). */
+    readonly idle: boolean;
+  }
+  /** A remote operation's outcome; `c` marks a rejection caused by cancellation. */
+  | { readonly t: "ok"; readonly id: number; readonly v?: unknown }
+  | { readonly t: "err"; readonly id: number; readonly e: ErrorData; readonly c: boolean }
+  | { readonly t: "cancel"; readonly e: ErrorData }
+  /** Run a modifyVar function (v: the value) or an atomically body (v: the values). */
+  | { readonly t: "call"; readonly id: number; readonly v: unknown }
+  /** An evalIO may start now / its signal aborted. */
+  | { readonly t: "io"; readonly id: number }
+  | { readonly t: "ioAbort"; readonly id: number; readonly e: ErrorData };
+
+/** Worker to runtime. */
+export type FromWorker =
+  | {
+    readonly t: "op";
+    readonly id: number;
+    readonly op: RemoteOp;
+    readonly a?: unknown;
+    readonly b?: unknown;
+  }
+  | { readonly t: "newVar"; readonly key: number; readonly v: unknown }
+  | {
+    readonly t: "log";
+    readonly level: LogLevelName;
+    readonly message: string;
+    readonly properties: Record<string, unknown> | undefined;
+  }
+  /** The answer to a call: the new value (modifyVar) or the writes (atomically). */
+  | { readonly t: "answer"; readonly id: number; readonly v?: unknown; readonly e?: ErrorData }
+  | { readonly t: "ioEnd"; readonly id: number }
+  /** Local operations (random, now) since the last batch, for the trace: op, time, op, time... */
+  | { readonly t: "trace"; readonly ops: readonly (string | number)[] }
+  | { readonly t: "done"; readonly v?: unknown; readonly e?: ErrorData }
+  /** Nothing left to run until the runtime answers; `n`: batches received so far. */
+  | { readonly t: "idle"; readonly n: number }
+  /** The worker is going away on its own (the script called `self.close()`). */
+  | { readonly t: "closing" };
+
+export interface Batch<M> {
+  /** The runtime clock's reading when the batch was sent (runtime to worker only). */
+  readonly now: number;
+  readonly m: readonly M[];
+}
+
+/** Where a variable reference sits in a cloned value. */
+export const VAR_REF = "__procpoolSharedVar";
+
+const MAX_CAUSE_DEPTH = 8;
+
+/** Describes a thrown value for the crossing; never throws. */
+export function encodeError(thrown: unknown, depth = 0): ErrorData {
+  if (thrown instanceof Error) {
+    let cause: ErrorData | undefined;
+    try {
+      if (thrown.cause !== undefined && depth < MAX_CAUSE_DEPTH) {
+        cause = encodeError(thrown.cause, depth + 1);
+      }
+      return {
+        error: 1,
+        name: String(thrown.name),
+        message: String(thrown.message),
+        stack: typeof thrown.stack === "string" ? thrown.stack : undefined,
+        cause,
+      };
+    } catch {
+      return { error: 1, name: "Error", message: "(an error that could not be described)" };
+    }
+  }
+  return { error: 0, value: thrown };
+}
+
+/** The same value for an ErrorData whose `value` could not be cloned. */
+export function describeUncloneable(data: ErrorData): ErrorData {
+  let text: string;
+  try {
+    text = String(data.value);
+  } catch {
+    text = "(an unprintable value)";
+  }
+  return { error: 1, name: "Error", message: `a value that could not be cloned: ${text}` };
+}
+
+/** An Error (or the thrown value) again, with its name, message, stack and cause. */
+export function decodeError(data: ErrorData): unknown {
+  if (data.error === 0) return data.value;
+  const error = new Error(
+    data.message,
+    data.cause === undefined ? undefined : {
+      cause: decodeError(data.cause),
+    },
+  );
+  if (data.name !== undefined && data.name !== "Error") {
+    Object.defineProperty(error, "name", {
+      value: data.name,
+      writable: true,
+      configurable: true,
+      enumerable: false,
+    });
+  }
+  if (data.stack !== undefined) {
+    Object.defineProperty(error, "stack", {
+      value: data.stack,
+      writable: true,
+      configurable: true,
+      enumerable: false,
+    });
+  }
+  return error;
+}
+
+/**
+ * Replaces what `swap` recognises (variables) inside plain objects, arrays,
+ * Maps and Sets, copying only the containers on the way to a replacement; any
+ * other object is left for structured clone to copy or refuse.
+ */
+export function replaceDeep(value: unknown, swap: (value: object) => unknown): unknown {
+  const seen = new Map<object, unknown>();
+  const walk = (current: unknown): unknown => {
+    if (current === null || typeof current !== "object") return current;
+    const swapped = swap(current);
+    if (swapped !== undefined) return swapped;
+    if (seen.has(current)) return seen.get(current);
+    if (Array.isArray(current)) {
+      seen.set(current, current);
+      let copy: unknown[] | undefined;
+      for (let i = 0; i < current.length; i++) {
+        const next = walk(current[i]);
+        if (next !== current[i] && copy === undefined) {
+          copy = current.slice();
+          seen.set(current, copy);
+        }
+        if (copy !== undefined) copy[i] = next;
+      }
+      return copy ?? current;
+    }
+    if (current instanceof Map) {
+      seen.set(current, current);
+      let changed = false;
+      const entries: [unknown, unknown][] = [];
+      for (const [key, item] of current) {
+        const pair: [unknown, unknown] = [walk(key), walk(item)];
+        if (pair[0] !== key || pair[1] !== item) changed = true;
+        entries.push(pair);
+      }
+      if (!changed) return current;
+      const copy = new Map(entries);
+      seen.set(current, copy);
+      return copy;
+    }
+    if (current instanceof Set) {
+      seen.set(current, current);
+      const items = [...current].map(walk);
+      if (items.every((item) => current.has(item))) return current;
+      const copy = new Set(items);
+      seen.set(current, copy);
+      return copy;
+    }
+    const proto = Object.getPrototypeOf(current);
+    if (proto !== Object.prototype && proto !== null) return current;
+    seen.set(current, current);
+    let copy: Record<string, unknown> | undefined;
+    const record = current as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      const next = walk(record[key]);
+      if (next !== record[key] && copy === undefined) {
+        copy = { ...record };
+        seen.set(current, copy);
+      }
+      if (copy !== undefined) copy[key] = next;
+    }
+    return copy ?? current;
+  };
+  return walk(value);
+}
+
+/** The id in a variable reference, or undefined if `value` is not one. */
+export function varRefId(value: object): number | undefined {
+  if (Object.getPrototypeOf(value) !== Object.prototype) return undefined;
+  const id = (value as Record<string, unknown>)[VAR_REF];
+  return typeof id === "number" ? id : undefined;
+}

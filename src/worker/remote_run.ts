@@ -1,0 +1,318 @@
+// The runtime's side of one process running on a worker. The process is an
+// ordinary process of the pool (a slot, a record, a status); its script, on
+// the runtime's thread, is this object, which carries out the worker's LangL
+// operations with the process's own LangL object, so that locks,
+// cancellation, virtual time, the trace and the logs are the same as for a
+// script running here.
+import { ProcessCancelledError, WorkerCrashedError } from "../errors.ts";
+import { cancellationReason, requestCancellation } from "../lang/cancellation.ts";
+import type { LangInterpreter } from "../lang/interpreter.ts";
+import type { Transaction } from "../lang/lang.ts";
+import { VarCell } from "../lang/shared_var.ts";
+import type { RuntimeObserver } from "../runtime/observer.ts";
+import {
+  decodeError,
+  encodeError,
+  type FromWorker,
+  replaceDeep,
+  type ToWorker,
+  VAR_REF,
+  varRefId,
+} from "./protocol.ts";
+
+/** The worker a run is on, as the run sees it. */
+export interface RunHost {
+  send(message: ToWorker): void;
+  /** Stops the worker by force (after `graceMs`); resolves once it is gone. */
+  forceStop(): Promise<void>;
+  /** The run is over: the worker may take the next one. */
+  runEnded(run: RemoteRun): void;
+}
+
+export interface RunSpec {
+  readonly module: string;
+  readonly exportName: string;
+  readonly input: unknown;
+  readonly graceMs: number;
+  readonly name: string | undefined;
+}
+
+export interface RunContext {
+  readonly seed: number;
+  readonly observer: RuntimeObserver | undefined;
+  readonly systemClock: boolean;
+  readonly reportIdle: boolean;
+}
+
+interface Call {
+  resolve(value: unknown): void;
+  reject(reason: unknown): void;
+}
+
+type Settle = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+const LOG = {
+  debug: "logDebug",
+  info: "logInfo",
+  warning: "logWarning",
+  error: "logError",
+} as const;
+
+export class RemoteRun {
+  readonly #cells = new Map<number, VarCell<unknown>>();
+  readonly #calls = new Map<number, Call>();
+  readonly #done = Promise.withResolvers<Settle>();
+  #inFlight = 0;
+  #finished = false;
+  #grace: ReturnType<typeof setTimeout> | undefined = undefined;
+
+  constructor(
+    readonly host: RunHost,
+    readonly lang: LangInterpreter,
+    readonly spec: RunSpec,
+    readonly context: RunContext,
+  ) {}
+
+  /** Starts the script on the worker; settles like the script did. */
+  async run(): Promise<unknown> {
+    const { lang, spec, context } = this;
+    this.host.send({
+      t: "run",
+      pid: lang.processId,
+      name: spec.name,
+      seed: context.seed,
+      module: spec.module,
+      export: spec.exportName,
+      input: this.#encode(spec.input),
+      clock: context.systemClock ? "system" : "stamp",
+      trace: context.observer !== undefined,
+      idle: context.reportIdle,
+    });
+    const signal = lang.signal;
+    const onCancel = () => this.#cancelled();
+    if (signal.aborted) onCancel();
+    else signal.addEventListener("abort", onCancel, { once: true });
+    const outcome = await this.#done.promise;
+    signal.removeEventListener("abort", onCancel);
+    if (outcome.ok) return outcome.value;
+    throw outcome.error;
+  }
+
+  receive(message: FromWorker): void {
+    if (this.#finished) return;
+    switch (message.t) {
+      case "op":
+        this.#op(message.id, message.op, message.a, message.b);
+        return;
+      case "newVar":
+        this.#cells.set(message.key, this.lang.newVar(this.#decode(message.v)) as VarCell<unknown>);
+        return;
+      case "log": {
+        const properties = message.properties === undefined
+          ? undefined
+          : this.#decode(message.properties) as Record<string, unknown>;
+        this.lang[LOG[message.level]](message.message, properties);
+        return;
+      }
+      case "answer": {
+        const call = this.#calls.get(message.id);
+        this.#calls.delete(message.id);
+        if (message.e === undefined) call?.resolve(message.v);
+        else call?.reject(decodeError(message.e));
+        return;
+      }
+      case "ioEnd":
+        this.#calls.get(message.id)?.resolve(undefined);
+        this.#calls.delete(message.id);
+        return;
+      case "trace": {
+        const observer = this.context.observer;
+        const ops = message.ops;
+        for (let i = 0; i < ops.length; i += 2) {
+          observer?.trace(this.lang.processId, ops[i] as string, ops[i + 1] as number);
+        }
+        return;
+      }
+      case "done":
+        if (message.e === undefined) this.#finish({ ok: true, value: this.#decode(message.v) });
+        else this.#finish({ ok: false, error: decodeError(message.e) });
+        return;
+    }
+  }
+
+  /** The worker died outside the script (or could not be sent the run). */
+  crashed(error: Error): void {
+    this.#finish({ ok: false, error });
+  }
+
+  /** The run message could not be cloned. */
+  refusedInput(error: unknown): void {
+    this.#finish({
+      ok: false,
+      error: new TypeError(
+        `forkWorker input could not be sent to the worker: ${describe(error)}`,
+        { cause: error },
+      ),
+    });
+  }
+
+  /** A reply that could not be cloned: the worker gets the reason instead. */
+  refusedReply(message: ToWorker, error: unknown): void {
+    if (message.t === "ok") {
+      this.host.send({
+        t: "err",
+        id: message.id,
+        c: false,
+        e: encodeError(
+          new TypeError(`the value could not be sent to the worker: ${describe(error)}`),
+        ),
+      });
+    } else if (message.t === "call") {
+      const call = this.#calls.get(message.id);
+      this.#calls.delete(message.id);
+      call?.reject(new TypeError(`the value could not be sent to the worker: ${describe(error)}`));
+    }
+  }
+
+  get finished(): boolean {
+    return this.#finished;
+  }
+
+  #op(id: number, op: string, a: unknown, b: unknown): void {
+    const lang = this.lang;
+    let result: Promise<unknown>;
+    try {
+      switch (op) {
+        case "delay":
+          result = lang.delay(a as number);
+          break;
+        case "readVar":
+          result = lang.readVar(this.#cell(a)).then((value) => this.#encode(value));
+          break;
+        case "writeVar":
+          result = lang.writeVar(this.#cell(a), this.#decode(b));
+          break;
+        case "modifyVar":
+          result = lang.modifyVar(
+            this.#cell(a),
+            (value) => this.#call(id, this.#encode(value)).then((next) => this.#decode(next)),
+          ).then(() => undefined);
+          break;
+        case "atomically": {
+          const cells = (a as number[]).map((varId) => this.#cell(varId));
+          result = lang.atomically(cells, (tx) => this.#transaction(id, cells, tx));
+          break;
+        }
+        case "evalIO":
+          result = (lang.evalIO as (io: unknown, options?: unknown) => Promise<unknown>)(
+            (signal: AbortSignal) => this.#io(id, signal),
+            a,
+          ).then(() => undefined);
+          break;
+        default:
+          throw new TypeError(`unknown worker operation ${op}`);
+      }
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    this.#inFlight++;
+    result.then(
+      (v) => {
+        this.#inFlight--;
+        if (!this.#finished) this.host.send({ t: "ok", id, v });
+      },
+      (error) => {
+        this.#inFlight--;
+        if (this.#finished) return;
+        const c = error === cancellationReason(lang);
+        this.host.send({ t: "err", id, c, e: encodeError(error) });
+      },
+    );
+  }
+
+  async #transaction(id: number, cells: VarCell<unknown>[], tx: Transaction): Promise<void> {
+    const values = cells.map((cell) => tx.read(cell));
+    const writes = await this.#call(id, this.#encode(values)) as [number, unknown][];
+    for (const [varId, value] of writes) tx.write(this.#cell(varId), this.#decode(value));
+  }
+
+  #io(id: number, signal: AbortSignal): Promise<unknown> {
+    const ended = this.#await(id);
+    const onAbort = () => this.host.send({ t: "ioAbort", id, e: encodeError(signal.reason) });
+    signal.addEventListener("abort", onAbort, { once: true });
+    this.host.send({ t: "io", id });
+    return ended.finally(() => signal.removeEventListener("abort", onAbort));
+  }
+
+  #call(id: number, value: unknown): Promise<unknown> {
+    const answer = this.#await(id);
+    this.host.send({ t: "call", id, v: value });
+    return answer;
+  }
+
+  #await(id: number): Promise<unknown> {
+    const { promise, resolve, reject } = Promise.withResolvers<unknown>();
+    this.#calls.set(id, { resolve, reject });
+    return promise;
+  }
+
+  #cancelled(): void {
+    if (this.#finished) return;
+    this.host.send({ t: "cancel", e: encodeError(cancellationReason(this.lang)) });
+    this.#grace = setTimeout(() => {
+      this.#grace = undefined;
+      if (this.#finished) return;
+      // The script did not stop in time: stop its worker. The process ends
+      // (cancelled) only once that worker is gone.
+      this.host.forceStop().then(() =>
+        this.#finish({ ok: false, error: cancellationReason(this.lang) })
+      );
+    }, this.spec.graceMs);
+  }
+
+  #finish(outcome: Settle): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    if (this.#grace !== undefined) clearTimeout(this.#grace);
+    const gone = new WorkerCrashedError("the worker's script ended");
+    for (const call of this.#calls.values()) call.reject(gone);
+    this.#calls.clear();
+    // Operations the script left running here (a delay it did not await)
+    // would otherwise hold timers and locks for a process that has ended.
+    if (this.#inFlight > 0 && cancellationReason(this.lang) === undefined) {
+      requestCancellation(
+        this.lang,
+        new ProcessCancelledError("the worker script ended before this operation"),
+      );
+    }
+    this.host.runEnded(this);
+    this.#done.resolve(outcome);
+  }
+
+  #cell(id: unknown): VarCell<unknown> {
+    const cell = this.#cells.get(id as number);
+    if (cell === undefined) {
+      throw new TypeError(`SharedVar ${id} was not given to this worker process`);
+    }
+    return cell;
+  }
+
+  #encode(value: unknown): unknown {
+    return replaceDeep(value, (v) => {
+      if (!(v instanceof VarCell)) return undefined;
+      this.#cells.set(v.id, v);
+      return { [VAR_REF]: v.id };
+    });
+  }
+
+  #decode(value: unknown): unknown {
+    return replaceDeep(value, (v) => {
+      const id = varRefId(v);
+      return id === undefined ? undefined : this.#cell(id);
+    });
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

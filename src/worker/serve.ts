@@ -1,0 +1,320 @@
+// The worker's side of the channel: runs one process at a time, each one a
+// module's export called with its input and a WorkerLang, and answers the
+// runtime's messages for it. It imports nothing of the application layer: a
+// worker script cannot fork.
+import { setImmediate } from "node:timers";
+import { ProcessCancelledError } from "../errors.ts";
+import { cancellationReason, requestCancellation } from "../lang/cancellation.ts";
+import type { SharedVar } from "../lang/lang.ts";
+import { VarCell } from "../lang/shared_var.ts";
+import { show } from "../_validate.ts";
+import { Outbox } from "./_outbox.ts";
+import {
+  type Batch,
+  decodeError,
+  describeUncloneable,
+  encodeError,
+  type FromWorker,
+  type LogLevelName,
+  type RemoteOp,
+  replaceDeep,
+  type ToWorker,
+  VAR_REF,
+  varRefId,
+} from "./protocol.ts";
+import { type RequestHandlers, type RunChannel, WorkerLang } from "./worker_lang.ts";
+
+/** How a worker talks to its runtime (a MessagePort-like object, or a pipe). */
+export interface WorkerPort {
+  /** Sends a batch; throws (DataCloneError) if a value cannot be cloned. */
+  post(batch: Batch<FromWorker>): void;
+}
+
+type RunMessage = Extract<ToWorker, { t: "run" }>;
+
+interface Pending extends RequestHandlers {
+  resolve(value: unknown): void;
+  reject(reason: unknown): void;
+}
+
+const modules = new Map<string, Promise<Record<string, unknown>>>();
+
+class WorkerRun implements RunChannel {
+  readonly lang: WorkerLang;
+  readonly #pending = new Map<number, Pending>();
+  readonly #cells = new Map<number, VarCell<unknown>>();
+  #nextId = 1;
+  #nextKey = -1;
+  ended = false;
+  /** The module is still loading: the worker is not idle, whatever its event loop says. */
+  loading = true;
+
+  constructor(readonly worker: WorkerLoop, readonly spec: RunMessage) {
+    this.lang = new WorkerLang(this, spec.pid, spec.seed);
+  }
+
+  now(): number {
+    return this.spec.clock === "system" ? Date.now() : this.worker.stamp;
+  }
+
+  traceLocal(op: string): void {
+    if (!this.spec.trace) return;
+    const last = this.worker.outbox.last;
+    const time = this.now();
+    if (last?.t === "trace") (last.ops as (string | number)[]).push(op, time);
+    else this.worker.outbox.push({ t: "trace", ops: [op, time] });
+  }
+
+  request(op: RemoteOp, a?: unknown, b?: unknown, handlers?: RequestHandlers): Promise<unknown> {
+    const id = this.#nextId++;
+    const { promise, resolve, reject } = Promise.withResolvers<unknown>();
+    const pending = (handlers ?? {}) as Pending;
+    pending.resolve = resolve;
+    pending.reject = reject;
+    this.#pending.set(id, pending);
+    this.worker.outbox.push({ t: "op", id, op, a, b });
+    return promise;
+  }
+
+  newVar<T>(initial: T): VarCell<T> {
+    const key = this.#nextKey--;
+    const cell = new VarCell<T>(key, this, initial);
+    this.#cells.set(key, cell as VarCell<unknown>);
+    this.worker.outbox.push({ t: "newVar", key, v: this.encode(initial) });
+    return cell;
+  }
+
+  cellOf<T>(variable: SharedVar<T>, argument: string): VarCell<T> {
+    if (!(variable instanceof VarCell) || variable.owner !== this) {
+      throw new TypeError(
+        `${argument} must be a SharedVar this worker process received in its input, ` +
+          `created with newVar or read from a variable, got ${show(variable)}`,
+      );
+    }
+    return variable;
+  }
+
+  log(level: LogLevelName, message: string, properties: Record<string, unknown> | undefined) {
+    this.worker.outbox.push({ t: "log", level, message, properties: this.encodeLog(properties) });
+  }
+
+  encode(value: unknown): unknown {
+    return replaceDeep(
+      value,
+      (v) => v instanceof VarCell && v.owner === this ? { [VAR_REF]: v.id } : undefined,
+    );
+  }
+
+  decode(value: unknown): unknown {
+    return replaceDeep(value, (v) => {
+      const id = varRefId(v);
+      if (id === undefined) return undefined;
+      let cell = this.#cells.get(id);
+      if (cell === undefined) {
+        cell = new VarCell(id, this, undefined);
+        this.#cells.set(id, cell);
+      }
+      return cell;
+    });
+  }
+
+  encodeLog(properties: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+    return properties === undefined
+      ? undefined
+      : this.encode(properties) as Record<string, unknown>;
+  }
+
+  async start(): Promise<void> {
+    let outcome: FromWorker;
+    try {
+      const module = await loadModule(this.spec.module);
+      this.loading = false;
+      this.worker.scheduleIdle();
+      const fn = module[this.spec.export];
+      if (typeof fn !== "function") {
+        throw new TypeError(
+          `worker module ${this.spec.module} has no function export ${
+            JSON.stringify(this.spec.export)
+          } (got ${show(fn)})`,
+        );
+      }
+      const value = await fn(this.decode(this.spec.input), this.lang);
+      outcome = { t: "done", v: this.encode(value) };
+    } catch (error) {
+      outcome = { t: "done", e: encodeError(error) };
+    }
+    this.ended = true;
+    // Still the worker's run until the next one starts: a result that cannot
+    // be cloned is found refused at the flush, and replaced there.
+    this.worker.outbox.push(outcome);
+  }
+
+  receive(message: ToWorker): void {
+    switch (message.t) {
+      case "ok":
+      case "err": {
+        const pending = this.#pending.get(message.id);
+        if (pending === undefined) return;
+        this.#pending.delete(message.id);
+        if (message.t === "ok" && pending.local === undefined) {
+          pending.resolve(this.decode(message.v));
+        } else if (message.t === "ok") {
+          pending.resolve(pending.local!());
+        } else if (pending.thrown !== undefined) {
+          pending.reject(pending.thrown.error);
+        } else if (message.c && cancellationReason(this.lang) !== undefined) {
+          // The script sees its own reason, the one its signal carries.
+          pending.reject(cancellationReason(this.lang));
+        } else {
+          pending.reject(decodeError(message.e));
+        }
+        return;
+      }
+      case "cancel": {
+        const data = message.e;
+        const reason = new ProcessCancelledError(data.message, {
+          cause: data.cause === undefined ? undefined : decodeError(data.cause),
+        });
+        if (data.name !== undefined) reason.name = data.name;
+        requestCancellation(this.lang, reason);
+        return;
+      }
+      case "call": {
+        const pending = this.#pending.get(message.id);
+        if (pending?.onCall === undefined) return;
+        pending.onCall(this.decode(message.v)).then(
+          (v) => this.worker.outbox.push({ t: "answer", id: message.id, v }),
+          (error) =>
+            this.worker.outbox.push({ t: "answer", id: message.id, e: encodeError(error) }),
+        );
+        return;
+      }
+      case "io": {
+        const pending = this.#pending.get(message.id);
+        if (pending?.onIo === undefined) return;
+        const end = () => this.worker.outbox.push({ t: "ioEnd", id: message.id });
+        pending.onIo().then(end, end);
+        return;
+      }
+      case "ioAbort": {
+        this.#pending.get(message.id)?.onIoAbort?.(decodeError(message.e));
+        return;
+      }
+    }
+  }
+
+  /** What goes instead of a message whose values could not be cloned. */
+  refused(message: FromWorker, error: unknown): void {
+    const outbox = this.worker.outbox;
+    const why = (what: string) =>
+      new TypeError(`${what} could not be sent to the runtime: ${describe(error)}`, {
+        cause: error,
+      });
+    switch (message.t) {
+      case "done":
+        if (message.e !== undefined) {
+          outbox.push({ t: "done", e: describeUncloneable(message.e) });
+        } else {
+          outbox.push({ t: "done", e: encodeError(why("the worker script's result")) });
+        }
+        return;
+      case "answer":
+        outbox.push({ t: "answer", id: message.id, e: encodeError(why("the value")) });
+        return;
+      case "op": {
+        const pending = this.#pending.get(message.id);
+        this.#pending.delete(message.id);
+        pending?.reject(why(`${message.op}'s argument`));
+        return;
+      }
+      case "log":
+        outbox.push({
+          t: "log",
+          level: message.level,
+          message: message.message,
+          properties: { unsent: `the properties could not be cloned: ${describe(error)}` },
+        });
+        return;
+      case "newVar":
+        outbox.push({ t: "newVar", key: message.key, v: undefined });
+        outbox.push({
+          t: "log",
+          level: "error",
+          message: "newVar: the initial value could not be sent to the runtime",
+          properties: { error: describe(error) },
+        });
+        return;
+      default:
+        return;
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+function loadModule(url: string): Promise<Record<string, unknown>> {
+  let module = modules.get(url);
+  if (module === undefined) {
+    module = import(url);
+    modules.set(url, module);
+    // A module that failed to load may load next time (a file being written).
+    module.catch(() => modules.delete(url));
+  }
+  return module;
+}
+
+/** One worker's message loop. */
+export class WorkerLoop {
+  readonly outbox: Outbox<FromWorker>;
+  stamp = 0;
+  #received = 0;
+  #run: WorkerRun | undefined = undefined;
+  #idleScheduled = false;
+  #reportIdle = false;
+
+  constructor(port: WorkerPort) {
+    this.outbox = new Outbox<FromWorker>(
+      (m) => port.post({ now: 0, m }),
+      (message, error) => this.#run?.refused(message, error),
+    );
+  }
+
+  /** Handles one batch from the runtime. */
+  readonly receive = (batch: Batch<ToWorker>): void => {
+    this.#received++;
+    this.stamp = batch.now;
+    for (const message of batch.m) {
+      if (message.t === "run") {
+        this.#run = new WorkerRun(this, message);
+        this.#reportIdle = message.idle;
+        this.#run.start();
+      } else {
+        this.#run?.receive(message);
+      }
+    }
+    this.scheduleIdle();
+  };
+
+  /** Says "idle" once the script has nothing left to run (when the runtime asked for it). */
+  scheduleIdle(): void {
+    if (this.#reportIdle && !this.#idleScheduled) {
+      this.#idleScheduled = true;
+      setImmediate(this.#idle);
+    }
+  }
+
+  /** The script called `close()`: tell the runtime before going. */
+  closing(): void {
+    this.outbox.push({ t: "closing" });
+    this.outbox.flush();
+  }
+
+  readonly #idle = (): void => {
+    this.#idleScheduled = false;
+    if (this.#run !== undefined && !this.#run.ended && !this.#run.loading) {
+      this.outbox.push({ t: "idle", n: this.#received });
+    }
+  };
+}

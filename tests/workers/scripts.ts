@@ -1,0 +1,127 @@
+// Worker scripts for the worker tests: each export runs as (input, lang).
+import type { LangL, SharedVar } from "../../mod.ts";
+
+export default function double(n: number): number {
+  return n * 2;
+}
+
+export async function sleepy(ms: number, lang: LangL): Promise<number> {
+  await lang.delay(ms);
+  return lang.now();
+}
+
+export async function counter(
+  input: { counter: SharedVar<number>; times: number },
+  lang: LangL,
+): Promise<number> {
+  for (let i = 0; i < input.times; i++) {
+    await lang.modifyVar(input.counter, (c) => c + 1);
+  }
+  return await lang.readVar(input.counter);
+}
+
+export async function transfer(
+  input: { from: SharedVar<number>; to: SharedVar<number>; amount: number },
+  lang: LangL,
+): Promise<string> {
+  return await lang.atomically([input.from, input.to], (tx) => {
+    tx.write(input.from, tx.read(input.from) - input.amount);
+    tx.write(input.to, tx.read(input.to) + input.amount);
+    return "moved";
+  });
+}
+
+export class ObservatoryError extends Error {
+  constructor(message: string, readonly code: number) {
+    super(message);
+    this.name = "ObservatoryError";
+  }
+}
+
+export async function fail(message: string, lang: LangL): Promise<never> {
+  await lang.delay(1);
+  throw new ObservatoryError(message, 7);
+}
+
+export function spin(): never {
+  while (true) { /* a runaway script */ }
+}
+
+/** Busy for `ms` of real time, then returns how many rounds it made. */
+export function busy(ms: number): number {
+  const end = performance.now() + ms;
+  let rounds = 0;
+  while (performance.now() < end) rounds++;
+  return rounds;
+}
+
+export function randoms(n: number, lang: LangL): number[] {
+  return Array.from({ length: n }, () => lang.random());
+}
+
+export function logs(message: string, lang: LangL): number {
+  lang.logInfo(message, { from: "worker" });
+  lang.logWarning("{message} again", { message });
+  return lang.processId;
+}
+
+export function closeSelf(): Promise<never> {
+  (globalThis as unknown as { close(): void }).close();
+  return new Promise(() => {});
+}
+
+export async function throwInTimer(_: unknown, lang: LangL): Promise<never> {
+  setTimeout(() => {
+    throw new Error("boom in a timer");
+  }, 0);
+  await lang.delay(60_000);
+  throw new Error("unreachable");
+}
+
+export function uncloneable(): () => number {
+  return () => 1;
+}
+
+export async function signalAware(_: unknown, lang: LangL): Promise<string> {
+  try {
+    await lang.delay(60_000);
+    return "not cancelled";
+  } catch (error) {
+    lang.logInfo("cleaning up after {name}", { name: (error as Error).name });
+    throw error;
+  }
+}
+
+export async function ignoresCancel(ms: number, lang: LangL): Promise<string> {
+  try {
+    await lang.delay(ms);
+  } catch {
+    // carry on
+  }
+  return "finished anyway";
+}
+
+/** For the determinism test: delays, random draws, a shared variable, logs. */
+export async function observe(
+  input: { tally: SharedVar<number[]>; id: number },
+  lang: LangL,
+): Promise<number> {
+  let total = 0;
+  for (let round = 0; round < 3; round++) {
+    await lang.delay(10 * lang.getRandomInt(1, 5) + 1);
+    const size = lang.getRandomInt(1, 100);
+    total += size;
+    lang.logInfo("worker {id} saw {size}", { id: input.id, size });
+    await lang.modifyVar(input.tally, (all) => [...all, size]);
+  }
+  return total;
+}
+
+export async function hour(_: unknown, lang: LangL): Promise<number> {
+  for (let i = 0; i < 60; i++) await lang.delay(60_000);
+  return lang.now();
+}
+
+export function pid(): number {
+  return Deno.pid;
+}
