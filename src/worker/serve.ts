@@ -50,7 +50,7 @@ class WorkerRun implements RunChannel {
   loading = true;
 
   constructor(readonly worker: WorkerLoop, readonly spec: RunMessage) {
-    this.lang = new WorkerLang(this, spec.pid, spec.seed);
+    this.lang = new WorkerLang(this, spec.pid, spec.name, spec.seed);
   }
 
   now(): number {

@@ -56,8 +56,8 @@ export class WorkerLang extends Cancellation implements LangL {
   readonly #run: RunChannel;
   readonly #stream: RandomStream;
 
-  constructor(run: RunChannel, readonly processId: number, seed: number) {
-    super();
+  constructor(run: RunChannel, readonly processId: number, name: string | undefined, seed: number) {
+    super(processId, name);
     this.#run = run;
     this.#stream = new RandomStream(seed, processId);
   }
