@@ -302,7 +302,7 @@ function describeCause(cause: unknown): string {
  *
  * @example
  * ```ts
- * import { WorkerCrashedError } from "./errors.ts";
+ * import { WorkerCrashedError } from "@procpool/procpool";
  * const error = new WorkerCrashedError("the worker's OS process exited with signal SIGKILL");
  * console.assert(error.name === "WorkerCrashedError");
  * ```
