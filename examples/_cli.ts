@@ -8,6 +8,7 @@
 import { configure, getConsoleSink, type LogLevel, reset } from "@logtape/logtape";
 import { parseArgs } from "node:util";
 import type { ProgressLine } from "./_progress.ts";
+import type { TimelineRecorder } from "../mod.ts";
 
 /** A bad command line: the message says which flag and why. */
 export class UsageError extends Error {
@@ -73,6 +74,36 @@ export function parseNumberFlags<K extends string>(
     result[name] = value;
   }
   return result;
+}
+
+/**
+ * Takes `--name=value` or `--name value` out of `args`, for the one flag
+ * that is not a number. Returns the value (undefined if absent) and the rest.
+ */
+export function takeStringFlag(
+  args: readonly string[],
+  name: string,
+): [string | undefined, string[]] {
+  const rest = [...args];
+  const at = rest.findIndex((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
+  if (at === -1) return [undefined, rest];
+  const [flag] = rest.splice(at, 1);
+  const value = flag.includes("=") ? flag.slice(flag.indexOf("=") + 1) : rest.splice(at, 1)[0];
+  if (value === undefined || value === "") throw new UsageError(`--${name} needs a file name`);
+  return [value, rest];
+}
+
+/**
+ * Writes a recorded timeline as Chrome trace-event JSON and says how to open
+ * it; `-` writes it to stdout instead, as one line.
+ */
+export async function writeTimeline(path: string, recorder: TimelineRecorder): Promise<void> {
+  if (path === "-") {
+    console.log(JSON.stringify(recorder));
+    return;
+  }
+  await Deno.writeTextFile(path, JSON.stringify(recorder));
+  console.log(`timeline written to ${path}: open it in https://ui.perfetto.dev`);
 }
 
 /**

@@ -7,7 +7,7 @@
  *
  * ```sh
  * deno run --allow-env examples/meteors.ts [--rounds 8] [--burst 12] [--max 8]
- *   [--interval-ms 450] [--fail-rate 0.08] [--seed N]
+ *   [--interval-ms 450] [--fail-rate 0.08] [--seed N] [--trace=timeline.json]
  * ```
  *
  * The domain functions are exported: tests/examples_test.ts runs the same
@@ -23,8 +23,9 @@ import {
   type ProcessHandle,
   Runtime,
   type SharedVar,
+  TimelineRecorder,
 } from "../mod.ts";
-import { logToConsole, parseNumberFlags, runMain } from "./_cli.ts";
+import { logToConsole, parseNumberFlags, runMain, takeStringFlag, writeTimeline } from "./_cli.ts";
 import { ProgressLine } from "./_progress.ts";
 
 /** One measured meteor. */
@@ -160,7 +161,8 @@ export async function collectMeteors(
 
 /** The command line: a few seconds of real observation with a live status line. */
 export async function main(args: readonly string[]): Promise<CollectionReport> {
-  const flags = parseNumberFlags(args, {
+  const [tracePath, numberArgs] = takeStringFlag(args, "trace");
+  const flags = parseNumberFlags(numberArgs, {
     rounds: { default: 8, min: 1, integer: true },
     burst: { default: 12, min: 1, integer: true },
     max: { default: 8, min: 1, integer: true },
@@ -175,10 +177,12 @@ export async function main(args: readonly string[]): Promise<CollectionReport> {
     maxMs: Math.max(1, Math.round(interval * 2.5)),
     failRate: flags["fail-rate"],
   };
+  const recorder = tracePath === undefined ? undefined : new TimelineRecorder();
   await using runtime = new Runtime({
     maxProcesses: flags.max,
     seed: Number.isNaN(flags.seed) ? undefined : flags.seed,
     logger: getLogger(["meteors"]),
+    recorder,
   });
   const progress = new ProgressLine(() => {
     const s = runtime.stats();
@@ -215,6 +219,7 @@ export async function main(args: readonly string[]): Promise<CollectionReport> {
     return report;
   } finally {
     await resetLogging();
+    if (recorder !== undefined) await writeTimeline(tracePath!, recorder);
   }
 }
 
