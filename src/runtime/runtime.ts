@@ -158,7 +158,8 @@ export class Runtime implements AsyncDisposable {
   /** Creates a runtime; throws TypeError or RangeError for bad options. */
   constructor(options: RuntimeOptions) {
     checkRuntimeOptions(options);
-    const { maxProcesses, wait = fifo(), clock = systemClock, seed, logger, recorder, workers } = options;
+    const { maxProcesses, wait = fifo(), clock = systemClock, seed, logger, recorder, workers } =
+      options;
     const rate = checkRate(options.rate);
     const observer = (options as { [observerOption]?: RuntimeObserver })[observerOption];
     this.#core = new RuntimeCore(
