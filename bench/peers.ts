@@ -2,12 +2,14 @@
 // a fresh `deno run`. Markdown goes to stdout (paste it into BENCHMARKS.md),
 // progress to stderr.
 //
-//   deno task bench:peers [--only=throughput,memory,latency,virtual] [--n=200000]
+//   deno task bench:peers [--only=throughput,memory,latency,virtual,abort] [--n=200000]
 //     [--memory-n=1000000] [--waiters=1000] [--processes=10000] [--delays=100]
+//     [--abort-n=100000]
 import { FORK_ALL, FORK_AWAIT, latency, memory, throughput, virtual } from "./_sections.ts";
+import { abortAll } from "./_abort_section.ts";
 import { fmt, intArg, ratio } from "./_shared.ts";
 
-const SECTIONS = ["throughput", "memory", "latency", "virtual"] as const;
+const SECTIONS = ["throughput", "memory", "latency", "virtual", "abort"] as const;
 type Section = typeof SECTIONS[number];
 
 function option(name: string): string | undefined {
@@ -16,7 +18,7 @@ function option(name: string): string | undefined {
 }
 
 const unknown = Deno.args.filter((arg) =>
-  !/^--(only|n|memory-n|waiters|processes|delays)=/.test(arg)
+  !/^--(only|n|memory-n|waiters|processes|delays|abort-n)=/.test(arg)
 );
 if (unknown.length > 0) {
   console.error(`unknown arguments: ${unknown.join(" ")} (see the header of bench/peers.ts)`);
@@ -34,6 +36,7 @@ const memoryN = intArg(option("memory-n"), 1_000_000);
 const waiters = intArg(option("waiters"), 1_000);
 const processes = intArg(option("processes"), 10_000);
 const delays = intArg(option("delays"), 100);
+const abortN = intArg(option("abort-n"), 100_000);
 const CONCURRENCY = 8;
 
 /** A command's stdout, or undefined if it could not run. */
@@ -135,6 +138,11 @@ if (only.includes("virtual")) {
   );
 } else {
   target("≥ 1,000,000 virtual delay events/s", undefined, "not run");
+}
+
+if (only.includes("abort")) {
+  const table = await abortAll(abortN);
+  console.log(`## Aborting queued tasks that share one signal\n\n${table}\n`);
 }
 
 console.log(`## Targets\n\n${targets.join("\n")}\n`);

@@ -8,6 +8,7 @@ import type { ProcessRecord } from "./process.ts";
 import { handleFor } from "./_handle.ts";
 import type { Scope } from "./scope.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
+import { type AbortMember, joinAbort, leaveAbort } from "./_abort_fanout.ts";
 
 // The grant is delivered through a promise reaction registered when the fork
 // was queued, so that the script runs in the forker's async context (request
@@ -73,10 +74,11 @@ export class QueuedFork extends SlotWaiter implements Settler<ProcessRecord> {
   }
 }
 
-/** A queued fork with a signal: only these carry an abort listener. */
-class SignalledFork extends QueuedFork {
-  readonly #onAbort: () => void;
-
+/**
+ * A queued fork with a signal. The forks that share a signal share one abort
+ * listener (see _abort_fanout.ts), so aborting many of them is linear.
+ */
+class SignalledFork extends QueuedFork implements AbortMember {
   constructor(
     scope: Scope,
     process: (lang: LangL) => unknown,
@@ -84,14 +86,15 @@ class SignalledFork extends QueuedFork {
     readonly signal: AbortSignal,
   ) {
     super(scope, process, options);
-    this.#onAbort = () => {
-      if (scope.core.slots.withdraw(this)) this.withdrawn(signal.reason);
-    };
-    signal.addEventListener("abort", this.#onAbort, { once: true });
+    joinAbort(signal, this);
+  }
+
+  signalAborted(reason: unknown): void {
+    if (this.scope.core.slots.withdraw(this)) this.withdrawn(reason);
   }
 
   protected override leave(): void {
-    this.signal.removeEventListener("abort", this.#onAbort);
+    leaveAbort(this.signal, this);
     super.leave();
   }
 }

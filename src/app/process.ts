@@ -10,6 +10,7 @@ import type { ProcessStatus } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import { outsideScripts, runAsScript, type ScriptLane } from "./_guard.ts";
 import type { ProcessProbe, ScriptCall } from "../runtime/_hooks.ts";
+import { type AbortMember, joinAbort, leaveAbort } from "./_abort_fanout.ts";
 
 /** Told once when a process stops. */
 export interface StopWaiter {
@@ -45,7 +46,7 @@ function callScript(
 
 // A QueueNode so that the scope owning a process can keep its running
 // processes in an O(1) intrusive list rather than a hashed Set.
-export class ProcessRecord extends QueueNode {
+export class ProcessRecord extends QueueNode implements AbortMember {
   /** The script's LangL object, which also holds the process's cancellation state. */
   readonly lang: LangInterpreter;
   status: ProcessStatus = "running";
@@ -69,8 +70,8 @@ export class ProcessRecord extends QueueNode {
   #timer: AbortController | undefined = undefined;
   #debug = false;
   #cancelSeen = false;
+  /** `options.signal`, while the process runs; it shares the signal's one listener. */
   #signal: AbortSignal | undefined = undefined;
-  #onSignalAbort: (() => void) | undefined = undefined;
 
   constructor(
     readonly owner: ProcessOwner,
@@ -176,6 +177,11 @@ export class ProcessRecord extends QueueNode {
     this.#requestCancel(new ProcessCancelledError(`${label} was cancelled`, { cause: reason }));
   }
 
+  /** Its `options.signal` aborted while it ran. */
+  signalAborted(reason: unknown): void {
+    this.cancel(reason);
+  }
+
   /** Tells `waiter` when the process stops; call only while running. */
   addStopWaiter(waiter: StopWaiter): void {
     if (this.#stopWaiter === undefined) this.#stopWaiter = waiter;
@@ -246,8 +252,7 @@ export class ProcessRecord extends QueueNode {
       return;
     }
     this.#signal = signal;
-    this.#onSignalAbort = () => this.cancel(signal.reason);
-    signal.addEventListener("abort", this.#onSignalAbort, { once: true });
+    joinAbort(signal, this);
   }
 
   /**
@@ -294,9 +299,7 @@ export class ProcessRecord extends QueueNode {
       core.failed++;
     }
     this.#timer?.abort();
-    if (this.#onSignalAbort !== undefined) {
-      this.#signal!.removeEventListener("abort", this.#onSignalAbort);
-    }
+    if (this.#signal !== undefined) leaveAbort(this.#signal, this);
     this.probe?.stopped(this);
     // The owner and the batch hear first, so that a failure can cancel what
     // it must (failFast withdraws the scope's queued forks, forkAll stops
