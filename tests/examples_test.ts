@@ -4,26 +4,26 @@
 // themselves, spawned with small sizes.
 import { assert, assertEquals, assertGreaterOrEqual, assertLessOrEqual } from "@std/assert";
 import { createTestRuntime, type TestRuntime } from "../testing.ts";
-import { collectMeteors, type CollectOptions, MeteorBurnedUpError } from "../examples/meteors.ts";
+import {
+  DEMO_SKY,
+  MeteorBurnedUpError,
+  watchMeteors,
+  type WatchOptions,
+} from "../examples/meteors.ts";
 import { type ObservationReport, observeForever, type Pace } from "../examples/astronomer.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
-// Bursts every 4 minutes for most of an hour; a meteor takes 1 to 8 minutes,
-// so the bursts overlap and the pool refuses a varying share of each.
-const HOUR_OF_METEORS: CollectOptions = {
-  rounds: 14,
-  burst: 6,
-  intervalMs: 4 * MINUTE,
-  sky: { minMs: MINUTE, maxMs: 8 * MINUTE, failRate: 0.1 },
-};
+// The demo's own sizes: 5 bursts of 4 meteors, 0.2 s apart, 4 telescopes.
+const DEMO_NIGHT: WatchOptions = { bursts: 5, burst: 4, intervalMs: 200, sky: DEMO_SKY };
 
 const HOUR_PACE: Pace = { minMs: MINUTE, maxMs: 5 * MINUTE };
 
-async function meteorHour(seed: number, options = HOUR_OF_METEORS) {
+async function demoNight(seed: number, options = DEMO_NIGHT) {
   await using runtime = createTestRuntime({ maxProcesses: 4, seed });
-  const report = await runtime.runApp((app) => collectMeteors(app, options));
+  const stats = () => runtime.stats();
+  const report = await runtime.runApp((app) => watchMeteors(app, { ...options, stats }));
   return { report, ...recorded(runtime) };
 }
 
@@ -54,64 +54,59 @@ async function observationHour(seed: number) {
   return { report, highest, ...recorded(runtime) };
 }
 
-Deno.test("meteors: an hour of collection on the test runtime", async (t) => {
+Deno.test("meteors: the demo's night on the test runtime", async (t) => {
   await t.step("finishes at once with the pinned results for seed 7", async () => {
     const started = performance.now();
-    const { report, now, stats, logs, trace } = await meteorHour(7);
-    // An hour of virtual time; real time is a few milliseconds (bound loosely: noisy CI).
+    const { report, now, stats, logs, trace } = await demoNight(7);
+    // Seconds of virtual time; real time is a few milliseconds (bound loosely: noisy CI).
     assertLessOrEqual(performance.now() - started, 2_000);
-    assertEquals(now, 3_518_251);
+    assertEquals(now, 2_888);
     const { catalogue, ...counts } = report;
-    assertEquals(counts, { requested: 84, accepted: 39, refused: 45, collected: 33, failed: 6 });
-    assertEquals(catalogue[0], { size: 22, mass: 814, seenAt: 62_676, by: 3 });
-    assertEquals(catalogue.reduce((sum, m) => sum + m.mass, 0), 98_705);
+    // At the fifth burst 12 forks were waiting for one of the 4 slots.
+    assertEquals(counts, { meteors: 20, measured: 19, burnedUp: 1, peakWaiting: 12 });
+    assertEquals(catalogue[0], { size: 68, seenAt: 371, by: 1 });
     assertEquals(stats, {
       max: 4,
       active: 0,
       waiting: 0,
-      started: 39,
-      succeeded: 33,
-      failed: 6,
+      started: 20,
+      succeeded: 19,
+      failed: 1,
       cancelled: 0,
     });
     // Every burnt-up meteor logged one warning, every recorded one a debug line.
-    assertEquals(logs.filter((l) => l.level === "warning").length, 6);
-    assertEquals(logs.filter((l) => l.level === "debug").length, 33);
-    assertEquals(trace.length, 302);
+    assertEquals(logs.filter((l) => l.level === "warning").length, counts.burnedUp);
+    assertEquals(logs.filter((l) => l.level === "debug").length, counts.measured);
+    assertEquals(trace.length, 142);
   });
 
-  await t.step("the counts add up and the catalogue is consistent", async () => {
-    const { report } = await meteorHour(99);
-    const { requested, accepted, refused, collected, failed, catalogue } = report;
-    assertEquals(requested, HOUR_OF_METEORS.rounds * HOUR_OF_METEORS.burst);
-    assertEquals(accepted + refused, requested);
-    assertEquals(collected + failed, accepted);
-    assertEquals(catalogue.length, collected);
-    // The first burst finds an empty pool: exactly maxProcesses are accepted.
-    assertGreaterOrEqual(accepted, 4);
-    for (const meteor of catalogue) {
-      assert(meteor.size >= 1 && meteor.size <= 100, `size ${meteor.size}`);
-      assertEquals(meteor.mass % meteor.size, 0);
-    }
-    assertEquals(new Set(catalogue.map((m) => m.by)).size, collected);
+  await t.step("the forks queue: every meteor is watched, the line drains", async () => {
+    const { report, stats } = await demoNight(99);
+    const { meteors, measured, burnedUp, peakWaiting, catalogue } = report;
+    assertEquals(meteors, DEMO_NIGHT.bursts * DEMO_NIGHT.burst);
+    assertEquals(measured + burnedUp, meteors);
+    assertEquals(catalogue.length, measured);
+    // Nothing is refused: every arrival got a process, most after a wait.
+    assertEquals(stats.started, meteors);
+    assertGreaterOrEqual(peakWaiting, DEMO_NIGHT.burst);
+    assertEquals(stats.waiting, 0);
+    for (const meteor of catalogue) assert(meteor.size >= 1 && meteor.size <= 100);
+    assertEquals(new Set(catalogue.map((m) => m.by)).size, measured);
   });
 
   await t.step("the same seed gives the same results, logs and trace", async () => {
-    const first = await meteorHour(7);
-    const second = await meteorHour(7);
+    const first = await demoNight(7);
+    const second = await demoNight(7);
     assertEquals(second, first);
-    const other = await meteorHour(2024);
-    assertEquals(other.report.accepted, 36);
-    assertEquals(other.report.failed, 0);
   });
 
   await t.step("burnt-up meteors are counted, not lost: the app resolves", async () => {
-    const sky = { minMs: MINUTE, maxMs: 2 * MINUTE, failRate: 1 };
-    const { report, stats, logs } = await meteorHour(5, { ...HOUR_OF_METEORS, sky });
-    assertEquals(report.collected, 0);
-    assertEquals(report.failed, report.accepted);
-    assertEquals(stats.failed, report.accepted);
-    assertEquals(logs.filter((l) => l.level === "warning").length, report.accepted);
+    const sky = { ...DEMO_SKY, failRate: 1 };
+    const { report, stats, logs } = await demoNight(5, { ...DEMO_NIGHT, sky });
+    assertEquals(report.measured, 0);
+    assertEquals(report.burnedUp, report.meteors);
+    assertEquals(stats.failed, report.meteors);
+    assertEquals(logs.filter((l) => l.level === "warning").length, report.meteors);
   });
 
   await t.step("MeteorBurnedUpError names the process", () => {
@@ -173,42 +168,46 @@ async function run(name: string, args: string[]) {
   return { code, out: decoder.decode(stdout), err: decoder.decode(stderr) };
 }
 
-function counts(out: string): Record<string, number> {
-  const line = out.match(/^requested .*$/m)?.[0];
+function summary(out: string): Record<string, number> {
+  const line = out.match(/^watched .*$/m)?.[0];
   if (line === undefined) throw new Error(`no summary line in:\n${out}`);
-  return Object.fromEntries(
-    [...line.matchAll(/(\w+) (\d+)/g)].map(([, key, value]) => [key, Number(value)]),
-  );
+  const number = (pattern: RegExp) => Number(line.match(pattern)?.[1]);
+  return {
+    meteors: number(/watched (\d+) meteors/),
+    measured: number(/measured (\d+)/),
+    burnedUp: number(/burned up (\d+)/),
+    peakWaiting: number(/at most (\d+) waited/),
+  };
 }
 
 Deno.test("examples/meteors.ts runs from the command line", async (t) => {
-  await t.step("small run: summary adds up, progress in plain lines", async () => {
-    const args = ["--rounds", "2", "--burst", "6", "--max", "3", "--interval-ms", "40"];
+  await t.step("small run: forks wait in line, the summary adds up", async () => {
+    const args = ["--bursts", "2", "--burst", "6", "--max", "3", "--interval-ms", "10"];
     const { code, out, err } = await run("meteors.ts", [...args, "--seed", "1"]);
     assertEquals(code, 0, err);
-    assert(out.includes("collecting meteors: 2 bursts of 6 requests, 40 ms apart, pool of 3"));
-    const { requested, accepted, refused, collected, failed } = counts(out);
-    assertEquals(requested, 12);
-    assertEquals(accepted + refused, 12);
-    assertEquals(collected + failed, accepted);
-    assertGreaterOrEqual(accepted, 3);
+    assert(out.startsWith("12 meteors arrive, 6 every 0.01 s; each is watched"), out);
+    const { meteors, measured, burnedUp, peakWaiting } = summary(out);
+    assertEquals(meteors, 12);
+    assertEquals(measured + burnedUp, 12);
+    // The first burst of 6 finds 3 telescopes: at least 3 forks wait.
+    assertGreaterOrEqual(peakWaiting, 3);
     // Not a terminal: no carriage returns or ANSI codes, the last progress line is final.
     assert(!out.includes("\r") && !out.includes("\x1b["), JSON.stringify(out));
     assert(/^active 0\/3 {2}waiting 0 {2}done \d+ {2}failed \d+$/m.test(out), out);
   });
 
   await t.step("every meteor burns up: failures are counted, exit code 0", async () => {
-    const args = ["--rounds", "1", "--burst", "4", "--max", "2", "--interval-ms", "30"];
+    const args = ["--bursts", "1", "--burst", "4", "--max", "2", "--interval-ms", "10"];
     const { code, out, err } = await run("meteors.ts", [...args, "--fail-rate", "1"]);
     assertEquals(code, 0, err);
-    assertEquals(counts(out), { requested: 4, accepted: 2, refused: 2, collected: 0, failed: 2 });
-    assertEquals(err.match(/burned up before it was measured/g)?.length, 2, err);
+    assertEquals(summary(out), { meteors: 4, measured: 0, burnedUp: 4, peakWaiting: 2 });
+    assertEquals(err.match(/burned up before it was measured/g)?.length, 4, err);
   });
 
   await t.step("a bad flag is a usage error with exit code 2", async () => {
-    const { code, err } = await run("meteors.ts", ["--rounds", "0"]);
+    const { code, err } = await run("meteors.ts", ["--bursts", "0"]);
     assertEquals(code, 2);
-    assertEquals(err.trim(), 'error: --rounds must be an integer >= 1, got "0"');
+    assertEquals(err.trim(), 'error: --bursts must be an integer >= 1, got "0"');
   });
 });
 
