@@ -134,10 +134,11 @@ async function runProgram(label: string, project: string, main: string): Promise
 async function main(): Promise<void> {
   const config: DenoConfig = JSON.parse(await Deno.readTextFile(join(repo, "deno.json")));
   const readme = await Deno.readTextFile(join(repo, "README.md"));
+  // The library's own code: the examples are published too, but a user's
+  // project need not map what only they import.
   const published = (await Promise.all(
-    config.publish.include.filter((entry) => !entry.endsWith(".md")).map((entry) =>
-      listTs(join(repo, entry))
-    ),
+    config.publish.include.filter((entry) => !entry.endsWith(".md") && entry !== "examples/")
+      .map((entry) => listTs(join(repo, entry))),
   )).flat();
   const importMap = readmeJson<{ imports: Record<string, string> }>(
     readme,
