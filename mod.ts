@@ -35,7 +35,7 @@ export type {
   ScopeOptions,
   WorkerForkOptions,
 } from "./src/app/app.ts";
-export type { LangL, Process, SharedVar, Transaction } from "./src/lang/lang.ts";
+export type { EvalIOOptions, LangL, Process, SharedVar, Transaction } from "./src/lang/lang.ts";
 export type { Clock } from "./src/runtime/clock.ts";
 export {
   type PoolStats,

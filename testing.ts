@@ -25,4 +25,5 @@ export {
   type TestRuntime,
   type TestRuntimeOptions,
 } from "./src/testing/test_runtime.ts";
+export { StuckError } from "./src/testing/stuck_error.ts";
 export type { LogEntry, LogLevel, TraceEvent } from "./src/runtime/observer.ts";

@@ -121,6 +121,24 @@ for (const [op, message, shown, properties, shownProperties] of logCases) {
 }
 lang(true, T)("evalIO string", (e) => e.lang.evalIO("x"), "evalIO io", '"x"');
 lang(true, T)("evalIO undefined", (e) => e.lang.evalIO(), "evalIO io", "undefined");
+const ioOptionCases: [string, unknown, Case["error"], string, string][] = [
+  ["options a string", "fast", T, "evalIO options", '"fast"'],
+  ["options null", null, T, "evalIO options", "null"],
+  ["shielded a string", { shielded: "yes" }, T, "evalIO options.shielded", '"yes"'],
+  ["shielded 1", { shielded: 1 }, T, "evalIO options.shielded", "1"],
+  ["timeoutMs -1", { timeoutMs: -1 }, R, "evalIO options.timeoutMs", "-1"],
+  ["timeoutMs NaN", { timeoutMs: NaN }, R, "evalIO options.timeoutMs", "NaN"],
+  ["timeoutMs a string", { timeoutMs: "5" }, T, "evalIO options.timeoutMs", '"5"'],
+  ["shielded, timeoutMs -5", { shielded: true, timeoutMs: -5 }, R, "timeoutMs", "-5"],
+];
+for (const [label, options, error, argument, shown] of ioOptionCases) {
+  lang(true, error)(
+    `evalIO ${label}`,
+    (e) => e.lang.evalIO(() => Promise.resolve(), options),
+    argument,
+    shown,
+  );
+}
 // A variable's value is data: a Promise cannot deliver a thenable, so none may enter a variable.
 const never = { then() {} };
 lang(false, T)("newVar of a thenable", (e) => e.lang.newVar(never), "newVar initial", "thenable");

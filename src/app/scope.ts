@@ -252,6 +252,11 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     return this.#running;
   }
 
+  /** Nested scopes still running (the test runtime describes a stuck program with them). */
+  childScopes(): Iterable<Scope> {
+    return this.#children;
+  }
+
   failureObserved(record: ProcessRecord): void {
     this.failures.observed(record);
   }

@@ -26,7 +26,8 @@ import {
   TimerEntry,
 } from "../runtime/clock.ts";
 import type { ProcessCancelledError } from "../errors.ts";
-import type { LangL, SharedVar, Transaction } from "./lang.ts";
+import type { EvalIOOptions, LangL, SharedVar, Transaction } from "./lang.ts";
+import { checkIOOptions, runIO } from "./_eval_io.ts";
 import * as vars from "./_var_ops.ts";
 import { requireData, VarCell } from "./shared_var.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
@@ -190,12 +191,13 @@ export class LangInterpreter extends Cancellation implements LangL {
     this.#log("error", "logError", message, properties);
   }
 
-  evalIO<T>(io: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  evalIO<T>(io: (signal: AbortSignal) => Promise<T>, options?: EvalIOOptions): Promise<T> {
     try {
       this.#enter("evalIO");
       requireFunction("evalIO io", io);
-      throwIfCancelled(this);
-      return Promise.resolve(io(this.signal));
+      const checked = checkIOOptions(options);
+      if (!checked.shielded) throwIfCancelled(this);
+      return runIO(this, io, checked, this.#core.observer);
     } catch (error) {
       return Promise.reject(error);
     }

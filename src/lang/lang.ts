@@ -138,6 +138,57 @@ export interface LangL {
   /**
    * The escape hatch: runs real IO, passing it the process's signal. The
    * process (and its slot) waits until `io` settles, even when cancelled.
+   * `options.timeoutMs` also aborts that signal after so many real
+   * milliseconds; `options.shielded` runs `io` even after the process was
+   * cancelled, for cleanup (see {@linkcode EvalIOOptions}). On a test runtime,
+   * the virtual clock stands still while any evalIO is pending.
    */
-  evalIO<T>(io: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  evalIO<T>(io: (signal: AbortSignal) => Promise<T>, options?: EvalIOOptions): Promise<T>;
+}
+
+/**
+ * Options for `lang.evalIO`. Both bound real IO, so their time is real time,
+ * also on a test runtime.
+ *
+ * A shielded evalIO is for cleanup after a cancellation (closing a lease, a
+ * transaction, a temporary file): it runs even when the process was already
+ * cancelled (every other asynchronous LangL operation then refuses), and its
+ * `io` gets a signal of its own that aborts only at `timeoutMs` (default
+ * 5 000 ms), never at the process's cancellation. Without `shielded`, `io`
+ * gets a signal that aborts at the process's cancellation or at `timeoutMs`,
+ * whichever comes first. Either way evalIO settles only when `io` does. A
+ * timeout aborts with a `DOMException` named `"TimeoutError"`, like
+ * `AbortSignal.timeout`.
+ *
+ * @example Releasing a lease after a cancellation
+ * ```ts
+ * import { Runtime } from "@procpool/procpool";
+ * const released: string[] = [];
+ * await using runtime = new Runtime({ maxProcesses: 1 });
+ * await runtime.runApp(async (app) => {
+ *   const handle = await app.forkProcess(async (lang) => {
+ *     try {
+ *       await lang.delay(60_000);
+ *     } finally {
+ *       // The process is cancelled by now; a shielded evalIO still runs.
+ *       await lang.evalIO(async (signal) => {
+ *         signal.throwIfAborted();
+ *         released.push("lease-7");
+ *       }, { shielded: true, timeoutMs: 1_000 });
+ *     }
+ *   });
+ *   handle.cancel();
+ *   await app.awaitResult(handle).catch(() => {});
+ * });
+ * console.assert(released.join() === "lease-7");
+ * ```
+ */
+export interface EvalIOOptions {
+  /** Run even after the process was cancelled; `io`'s signal ignores the cancellation. Default false. */
+  shielded?: boolean;
+  /**
+   * Aborts `io`'s signal after this many real milliseconds (evalIO still waits
+   * for `io` to settle). Default: none, or 5 000 when shielded. `Infinity`: none.
+   */
+  timeoutMs?: number;
 }

@@ -70,4 +70,8 @@ export interface RuntimeObserver {
    * pass while one runs. Given, worker scripts also run one at a time.
    */
   holdClock?(held: boolean): void;
+  /** An evalIO started; the virtual clock holds until every one has ended. */
+  ioStarted(): void;
+  /** An evalIO's io settled. */
+  ioEnded(): void;
 }

@@ -130,6 +130,22 @@ export interface PoolStats {
   cancelled: number;
 }
 
+/**
+ * Internal, for the test runtime: runs an app as `runApp` does and also
+ * returns its root scope.
+ */
+export let startApp: <T>(
+  runtime: Runtime,
+  body: (app: AppL) => Promise<T>,
+  options: ScopeOptions | undefined,
+) => { scope: Scope; running: Promise<T> };
+
+/**
+ * Internal: forgets a running app, so that disposal no longer waits for it
+ * (the test runtime gives up on a stuck app whose processes cannot stop).
+ */
+export let abandonApp: (runtime: Runtime, scope: Scope) => void;
+
 /** Internal extras for the test runtime; not part of the public options. */
 export const observerOption: unique symbol = Symbol("procpool.observer");
 
@@ -152,8 +168,17 @@ export const observerOption: unique symbol = Symbol("procpool.observer");
 export class Runtime implements AsyncDisposable {
   readonly #core: RuntimeCore;
   /** Running root scopes, each with a promise that settles (never rejects) when it ends. */
-  readonly #apps = new Map<Scope, Promise<unknown>>();
+  readonly #apps = new Map<Scope, { ended: Promise<void>; end: () => void }>();
   #disposal: Promise<void> | undefined = undefined;
+
+  static {
+    startApp = (runtime, body, options) => runtime.#startApp(body, options);
+    abandonApp = (runtime, scope) => {
+      const app = runtime.#apps.get(scope);
+      runtime.#apps.delete(scope);
+      app?.end();
+    };
+  }
 
   /** Creates a runtime; throws TypeError or RangeError for bad options. */
   constructor(options: RuntimeOptions) {
@@ -214,24 +239,28 @@ export class Runtime implements AsyncDisposable {
    */
   runApp<T>(body: (app: AppL) => Promise<T>, options?: ScopeOptions): Promise<T> {
     try {
-      refuseInsideScript("runApp");
-      if (this.#disposal !== undefined) throw new RuntimeDisposedError();
-      requireFunction("runApp body", body);
-      const scope = new Scope(this.#core, undefined, checkScopeOptions("runApp", options));
-      // Registered before the body starts, so a disposal from its first
-      // synchronous steps still reaches it.
-      const { promise: ended, resolve: end } = Promise.withResolvers<void>();
-      this.#apps.set(scope, ended);
-      const running = scope.run(body);
-      const forget = () => {
-        this.#apps.delete(scope);
-        end();
-      };
-      running.then(forget, forget);
-      return running;
+      return this.#startApp(body, options).running;
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  #startApp<T>(
+    body: (app: AppL) => Promise<T>,
+    options: ScopeOptions | undefined,
+  ): { scope: Scope; running: Promise<T> } {
+    refuseInsideScript("runApp");
+    if (this.#disposal !== undefined) throw new RuntimeDisposedError();
+    requireFunction("runApp body", body);
+    const scope = new Scope(this.#core, undefined, checkScopeOptions("runApp", options));
+    // Registered before the body starts, so a disposal from its first
+    // synchronous steps still reaches it.
+    const { promise: ended, resolve: end } = Promise.withResolvers<void>();
+    this.#apps.set(scope, { ended, end });
+    const running = scope.run(body);
+    const forget = () => abandonApp(this, scope);
+    running.then(forget, forget);
+    return { scope, running };
   }
 
   /**
@@ -243,7 +272,9 @@ export class Runtime implements AsyncDisposable {
       const reason = new RuntimeDisposedError("the runtime was disposed while the app was running");
       for (const scope of this.#apps.keys()) scope.cancel(reason);
       // Workers stop after their processes have (or were stopped by force).
-      this.#disposal = Promise.all(this.#apps.values()).then(() => this.#core.disposeWorkers());
+      this.#disposal = Promise.all([...this.#apps.values()].map((app) => app.ended)).then(() =>
+        this.#core.disposeWorkers()
+      );
     }
     return this.#disposal;
   }

@@ -45,6 +45,11 @@ export class TraceLog {
     this.#length++;
   };
 
+  /** How many events were recorded. */
+  get length(): number {
+    return this.#length;
+  }
+
   /** Every event so far, as objects (the same array each time, grown as needed). */
   get events(): readonly TraceEvent[] {
     const events = this.#events;

@@ -4,19 +4,29 @@
  *
  * @module
  */
-import { clearImmediate, setImmediate } from "node:timers";
 import type { AppL, ScopeOptions } from "../app/app.ts";
 import type { LogEntry, TraceEvent } from "../runtime/observer.ts";
-import { observerOption, Runtime, type RuntimeOptions } from "../runtime/runtime.ts";
+import {
+  abandonApp,
+  observerOption,
+  Runtime,
+  type RuntimeOptions,
+  startApp,
+} from "../runtime/runtime.ts";
 import { requireObject } from "../_validate.ts";
-import { fireEarliest, VirtualClock } from "./virtual_clock.ts";
+import { VirtualClock } from "./virtual_clock.ts";
 import { TraceLog } from "./_trace_log.ts";
+import { AutoAdvance } from "./_auto_advance.ts";
+import { type StuckApp, stuckReport } from "./_stuck_report.ts";
+import { StuckError } from "./stuck_error.ts";
 
 /**
  * A runtime on a {@linkcode VirtualClock} that auto-advances: when nothing can
  * make progress except by waiting on the clock, the clock jumps to the
- * earliest sleeper. With a fixed `seed`, a program gives the same results,
- * logs and trace on every run.
+ * earliest sleeper. While an `evalIO` is pending the clock stands still. A
+ * program that can make no progress at all makes `runApp` reject with
+ * {@linkcode StuckError} after about a second of real time. With a fixed
+ * `seed`, a program gives the same results, logs and trace on every run.
  *
  * @example
  * ```ts
@@ -55,32 +65,52 @@ export type TestRuntimeOptions = Omit<RuntimeOptions, "clock"> & {
   start?: number;
 };
 
+/** Internal: how long a program must be quiet to be stuck, in real ms (tests shorten it). */
+export const stuckAfterOption: unique symbol = Symbol("procpool.stuckAfterMs");
+
+const STUCK_AFTER_MS = 1_000;
+
+interface RunningApp extends StuckApp {
+  stuck: StuckError | undefined;
+  reject: (error: unknown) => void;
+  ended: boolean;
+}
+
 class AutoAdvancingRuntime extends Runtime implements TestRuntime {
   readonly clock: VirtualClock;
   readonly #logs: LogEntry[];
   readonly #trace: TraceLog;
-  #runningApps = 0;
-  #tick: ReturnType<typeof setImmediate> | undefined = undefined;
-  /** A worker script is running: virtual time waits for it. */
-  #held = false;
+  readonly #apps = new Set<RunningApp>();
+  readonly #loop: AutoAdvance;
 
   constructor(options: TestRuntimeOptions) {
     requireObject("createTestRuntime options", options);
     const clock = new VirtualClock(options.start ?? 0);
     const logs: LogEntry[] = [];
     const trace = new TraceLog();
+    // The loop is created before super() returns, so the observer can reach it.
+    const holder: { loop?: AutoAdvance } = {};
     super({
       ...options,
       clock,
       [observerOption]: {
         log: (entry: LogEntry) => logs.push(entry),
         trace: trace.record,
-        holdClock: (held: boolean) => this.#hold(held),
+        holdClock: (held: boolean) => holder.loop!.hold(held),
+        ioStarted: () => holder.loop!.ioStarted(),
+        ioEnded: () => holder.loop!.ioEnded(),
       },
     } as RuntimeOptions);
     this.clock = clock;
     this.#logs = logs;
     this.#trace = trace;
+    const stuckAfterMs = (options as { [stuckAfterOption]?: number })[stuckAfterOption] ??
+      STUCK_AFTER_MS;
+    this.#loop = holder.loop = new AutoAdvance(clock, {
+      fingerprint: () => this.#fingerprint(),
+      stuck: () => this.#stuck(stuckAfterMs),
+      quiet: () => this.#giveUpStuckApps(),
+    }, stuckAfterMs);
   }
 
   get logs(): readonly LogEntry[] {
@@ -92,37 +122,79 @@ class AutoAdvancingRuntime extends Runtime implements TestRuntime {
   }
 
   override runApp<T>(body: (app: AppL) => Promise<T>, options?: ScopeOptions): Promise<T> {
-    this.#runningApps++;
-    this.#schedule();
-    const result = super.runApp(body, options);
-    const ended = () => {
-      if (--this.#runningApps === 0 && this.#tick !== undefined) {
-        clearImmediate(this.#tick);
-        this.#tick = undefined;
+    let started;
+    const app = { bodyDone: false } as RunningApp;
+    // Watches the body only to say, if the program gets stuck, whether it still runs.
+    const watched = typeof body !== "function" ? body : (scopeApp: AppL) => {
+      const done = () => app.bodyDone = true;
+      try {
+        const result = body(scopeApp);
+        Promise.resolve(result).then(done, done);
+        return result;
+      } catch (error) {
+        done();
+        throw error;
       }
     };
-    result.then(ended, ended);
-    return result;
+    try {
+      started = startApp(this, watched, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const { scope, running } = started;
+    return new Promise<T>((resolve, reject) => {
+      Object.assign(app, { scope, stuck: undefined, reject, ended: false });
+      this.#apps.add(app);
+      this.#loop.appStarted();
+      running.then(
+        (value) => app.stuck === undefined ? resolve(value) : reject(app.stuck),
+        (error) => reject(app.stuck ?? error),
+      ).finally(() => this.#appEnded(app));
+    });
   }
 
-  #hold(held: boolean): void {
-    this.#held = held;
-    // No ticks while held (they would spin); the release starts them again.
-    if (!held && this.#runningApps > 0) this.#schedule();
+  #appEnded(app: RunningApp): void {
+    if (app.ended) return;
+    app.ended = true;
+    this.#apps.delete(app);
+    this.#loop.appEnded();
   }
 
-  #schedule(): void {
-    this.#tick ??= setImmediate(this.#onTick);
+  #fingerprint(): string {
+    const { started, succeeded, failed, cancelled, active, waiting } = this.stats();
+    return [
+      this.#trace.length,
+      this.#logs.length,
+      started,
+      succeeded,
+      failed,
+      cancelled,
+      active,
+      waiting,
+      this.clock.now(),
+      this.clock.pending,
+    ].join();
   }
 
-  // A macrotask turn has passed: every microtask (every runnable process and
-  // body) has run. Whatever still waits on the clock can only be woken by time.
-  readonly #onTick = (): void => {
-    this.#tick = undefined;
-    if (this.#runningApps === 0 || this.#held) return;
-    fireEarliest(this.clock);
-    this.#schedule();
-  };
+  /** Cancels every running app; each rejects with the error once nothing more can stop. */
+  #stuck(stuckAfterMs: number): void {
+    const error = new StuckError(stuckReport(this.#apps, this.stats()), stuckAfterMs);
+    for (const app of this.#apps) {
+      if (app.stuck !== undefined) continue;
+      app.stuck = error;
+      app.scope.cancel(error);
+    }
+  }
+
+  /** A turn passed after the cancel: whatever could stop has stopped. */
+  #giveUpStuckApps(): void {
+    for (const app of [...this.#apps]) {
+      if (app.stuck === undefined) continue;
+      app.reject(app.stuck);
+      abandonApp(this, app.scope);
+      this.#appEnded(app);
+    }
+  }
 }
 
 /**

@@ -41,6 +41,9 @@ export function nextTurn(): Promise<void> {
 /** Fires the sleepers at the earliest deadline; false if none. Internal. */
 export let fireEarliest: (clock: VirtualClock) => boolean;
 
+/** Calls `hook` once, at the next timer started on `clock` (a test runtime waking from idle). */
+export let wakeOnNextTimer: (clock: VirtualClock, hook: (() => void) | undefined) => void;
+
 /**
  * A virtual clock. `sleep` registers a sleeper; `advance` moves time forward
  * and fires the sleepers that fall due, in time order (sleepers due at the same
@@ -67,8 +70,11 @@ export class VirtualClock implements Clock {
   /** Timers that would end past the clock's range: never due, kept only as a count. */
   readonly #never = new Bucket(Infinity);
 
+  #onTimer: (() => void) | undefined = undefined;
+
   static {
     fireEarliest = (clock) => clock.#fireEarliest();
+    wakeOnNextTimer = (clock, hook) => clock.#onTimer = hook;
   }
 
   /**
@@ -128,6 +134,11 @@ export class VirtualClock implements Clock {
    * @ignore
    */
   [startTimer](ms: number, entry: TimerEntry): void {
+    if (this.#onTimer !== undefined) {
+      const wake = this.#onTimer;
+      this.#onTimer = undefined;
+      wake();
+    }
     const deadline = this.#now + ms;
     if (deadline > LIMIT) {
       // Past the range, time could not reach it exactly: it never falls due.
