@@ -125,3 +125,7 @@ export async function hour(_: unknown, lang: LangL): Promise<number> {
 export function pid(): number {
   return Deno.pid;
 }
+
+export function exit(code: number): never {
+  Deno.exit(code);
+}
