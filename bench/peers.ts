@@ -1,6 +1,7 @@
 // procpool against its peers, every figure from one run, each measurement in
 // a fresh `deno run`. Markdown goes to stdout (paste it into BENCHMARKS.md),
-// progress to stderr.
+// progress to stderr. A run with both throughput and memory also draws their
+// tables as BENCHMARKS.svg, next to BENCHMARKS.md.
 //
 //   deno task bench:peers [--only=throughput,memory,latency,virtual,abort] [--n=200000]
 //     [--memory-n=1000000] [--waiters=1000] [--processes=10000] [--delays=100]
@@ -8,6 +9,7 @@
 import { FORK_ALL, FORK_AWAIT, latency, memory, throughput, virtual } from "./_sections.ts";
 import { abortAll } from "./_abort_section.ts";
 import { fmt, intArg, ratio } from "./_shared.ts";
+import { parseTables, renderChart } from "./_chart.ts";
 
 const SECTIONS = ["throughput", "memory", "latency", "virtual", "abort"] as const;
 type Section = typeof SECTIONS[number];
@@ -81,8 +83,10 @@ function target(label: string, pass: boolean | undefined, detail: string): void 
   targets.push(`- **${verdict}** ${label}: ${detail}`);
 }
 
+const charted: string[] = [];
 if (only.includes("throughput")) {
   const t = await throughput(n, CONCURRENCY);
+  charted.push(t.markdown);
   console.log(`## Throughput: ${fmt(n)} tiny tasks, concurrency ${CONCURRENCY}\n\n${t.markdown}\n`);
   const forkAwait = t.rate[FORK_AWAIT] / t.rate["p-limit"];
   const floor = t.rate["ref: minimal fork+await"];
@@ -112,6 +116,7 @@ if (only.includes("throughput")) {
 
 if (only.includes("memory")) {
   const m = await memory(memoryN);
+  charted.push(m.markdown);
   console.log(`## Memory: ${fmt(memoryN)} queued tasks\n\n${m.markdown}\n`);
   const bytes = m.aboveFloor["procpool forkProcess"];
   target(
@@ -146,4 +151,9 @@ if (only.includes("abort")) {
 }
 
 console.log(`## Targets\n\n${targets.join("\n")}\n`);
+if (charted.length === 2) {
+  const svg = renderChart(parseTables(charted.join("\n\n")), await revision());
+  await Deno.writeTextFile(new URL("../BENCHMARKS.svg", import.meta.url), svg);
+  console.error("… BENCHMARKS.svg drawn");
+}
 console.error(`… done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
