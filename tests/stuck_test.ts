@@ -152,3 +152,24 @@ Deno.test("a stuck program is detected after about a second, without a busy loop
   // A spinning loop would use about as much CPU as real time.
   assert(cpuMs < realMs / 3, `used ${cpuMs} ms of CPU in ${realMs} ms`);
 });
+
+Deno.test("the stuck cancel does not run the app's listeners as LangL code", async () => {
+  await using runtime = quickRuntime();
+  let seen: string | undefined;
+  await stuck(runtime, async (app) => {
+    app.signal.addEventListener("abort", () => {
+      try {
+        app.newVar(0);
+      } catch (error) {
+        seen = (error as Error).name;
+      }
+    });
+    await app.forkProcess(async (lang) => {
+      // The loop goes quiet, then this script's delay wakes it from inside the script.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await lang.delay(5);
+      await never();
+    });
+  });
+  assertEquals(seen, "ScopeClosedError");
+});

@@ -6,6 +6,7 @@
 // A program that stays quiet like that for `stuckAfterMs` of real time is
 // stuck, and `onStuck` is called.
 import { clearImmediate, setImmediate } from "node:timers";
+import { outsideScripts } from "../app/_guard.ts";
 import { fireEarliest, type VirtualClock, wakeOnNextTimer } from "./virtual_clock.ts";
 
 /** The longest pause between two looks at a quiet program, in real ms. */
@@ -68,7 +69,10 @@ export class AutoAdvance {
       this.#poll = undefined;
     }
     wakeOnNextTimer(this.clock, undefined);
-    this.#tick ??= setImmediate(this.#onTick);
+    // A wake can come from inside a script (its delay, its evalIO ending);
+    // the loop must not run in the script's context, or a stuck cancel would
+    // run the app's abort listeners marked as LangL code.
+    this.#tick ??= outsideScripts(() => setImmediate(this.#onTick));
   }
 
   #stop(): void {
