@@ -31,6 +31,7 @@ export type {
   AwaitOptions,
   ForkOptions,
   ProcessHandle,
+  ProcessOutcome,
   ProcessStatus,
   ScopeOptions,
   WorkerForkOptions,

@@ -39,6 +39,16 @@ export class ScopeFailures {
   }
 
   /**
+   * A batch that took a failure to deliver (forkStream) will not deliver it
+   * after all (its reader left): the failure is the scope's again.
+   */
+  handedBack(record: ProcessRecord): void {
+    record.observed = false;
+    if (this.onFailure !== undefined) this.settled(record);
+    else this.#unobserved.add(record);
+  }
+
+  /**
    * Called once everything that could deliver `record`'s failure (an
    * awaitResult waiting for it, its forkAll run) has heard of it: what is
    * still unobserved goes to onFailure.

@@ -143,6 +143,33 @@ export interface ScopeOptions {
 export type ProcessStatus = "running" | "succeeded" | "failed" | "cancelled";
 
 /**
+ * How one item of `forkAllSettled` (or one process) ended: its value, its
+ * failure, why it was cancelled (the cancel reason, such as the signal's;
+ * a `ProcessTimeoutError` for a fork timeout), or `skipped` when the item
+ * never started because the call's `signal` aborted first. Items are named
+ * `${name}[${index}]` when the call has a `name`.
+ *
+ * @example
+ * ```ts
+ * import type { ProcessOutcome } from "@procpool/procpool";
+ * function describe(outcome: ProcessOutcome<number>): string {
+ *   switch (outcome.status) {
+ *     case "succeeded": return `process ${outcome.id}: ${outcome.value}`;
+ *     case "failed": return `process ${outcome.id} failed: ${outcome.error.message}`;
+ *     case "cancelled": return `process ${outcome.id} was cancelled`;
+ *     case "skipped": return "never started";
+ *   }
+ * }
+ * console.assert(describe({ status: "succeeded", value: 4, id: 1 }) === "process 1: 4");
+ * ```
+ */
+export type ProcessOutcome<T> =
+  | { status: "succeeded"; value: T; id: number; name?: string }
+  | { status: "failed"; error: ProcessFailedError; id: number; name?: string }
+  | { status: "cancelled"; reason: unknown; id: number; name?: string }
+  | { status: "skipped"; reason: unknown };
+
+/**
  * The token of a forked process. Join it with `app.awaitResult`. `using`
  * requests cancellation at block exit; `await using` also waits until the
  * process has stopped and its slot is free.
@@ -211,6 +238,69 @@ export interface AppL {
     input: I,
     options?: WorkerForkOptions,
   ): Promise<ProcessHandle<T>>;
+  /**
+   * Like `forkAll`, but every item's outcome comes back, in input order, as
+   * `Promise.allSettled` would give it, with each process's id and name: it
+   * never rejects because of an item (their failures count as observed).
+   * `options.signal` aborting cancels the items in flight (`cancelled`) and
+   * skips the rest (`skipped`: for an array every element not yet started,
+   * for another source only the item it had pulled), and the call still
+   * resolves. Its scope's cancellation rejects it with `ScopeClosedError`;
+   * a source that throws rejects it with that error.
+   *
+   * @example
+   * ```ts
+   * import { Runtime } from "@procpool/procpool";
+   * await using runtime = new Runtime({ maxProcesses: 2 });
+   * const outcomes = await runtime.runApp((app) =>
+   *   app.forkAllSettled([1, 0, 3], (n) => {
+   *     if (n === 0) throw new Error("no zero");
+   *     return 12 / n;
+   *   }, { name: "divide" })
+   * );
+   * console.assert(outcomes.map((o) => o.status).join() === "succeeded,failed,succeeded");
+   * const [first, second] = outcomes;
+   * console.assert(first.status === "succeeded" && first.value === 12 && first.name === "divide[0]");
+   * console.assert(second.status === "failed" && second.error.message.includes("no zero"));
+   * ```
+   */
+  forkAllSettled<I, T>(
+    items: Iterable<I> | AsyncIterable<I>,
+    process: (item: I, lang: LangL) => Promise<T> | T,
+    options?: ForkOptions,
+  ): Promise<ProcessOutcome<T>[]>;
+  /**
+   * The results of `process` over `items`, in input order, as the loop reads
+   * them (the `pooledMap` of procpool). Items are pulled only as slots free
+   * up and results are taken: never more than `maxProcesses` items ahead of
+   * the reader, so memory stays bounded for any input size. A failure is
+   * forkAll's: it cancels the items in flight, and the next read rejects
+   * with it once they have stopped. Leaving the loop early (`break`,
+   * `return()`) cancels the items in flight and waits for them. Throws at
+   * once, like any synchronous AppL call, for bad input or a closed scope;
+   * a stream its scope's body did not finish reading is closed when the
+   * body ends.
+   *
+   * @example
+   * ```ts
+   * import { Runtime } from "@procpool/procpool";
+   * await using runtime = new Runtime({ maxProcesses: 4 });
+   * const lengths = await runtime.runApp(async (app) => {
+   *   const lines = ["procpool", "forks", "processes"];
+   *   const seen: number[] = [];
+   *   for await (const length of app.forkStream(lines, (line) => line.length)) {
+   *     seen.push(length);
+   *   }
+   *   return seen;
+   * });
+   * console.assert(lengths.join() === "8,5,9");
+   * ```
+   */
+  forkStream<I, T>(
+    items: Iterable<I> | AsyncIterable<I>,
+    process: (item: I, lang: LangL) => Promise<T> | T,
+    options?: ForkOptions,
+  ): AsyncIterableIterator<T>;
   /** Runs a LangL script inline (process id 0), without taking a slot. */
   evalLang<T>(script: Process<T>): Promise<T>;
   /** Creates a shared variable. */

@@ -6,13 +6,23 @@ import type { LangL, Process, SharedVar } from "../lang/lang.ts";
 import { requireData, VarCell } from "../lang/shared_var.ts";
 import { requireFunction, requireIterable } from "../_validate.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
-import type { AppL, AwaitOptions, ForkOptions, ProcessHandle, ScopeOptions } from "./app.ts";
+import type {
+  AppL,
+  AwaitOptions,
+  ForkOptions,
+  ProcessHandle,
+  ProcessOutcome,
+  ScopeOptions,
+} from "./app.ts";
 import type { WorkerForkOptions } from "./app.ts";
 import { forkWorker } from "./fork_worker.ts";
 import { LinkedQueue } from "../_linked_queue.ts";
 import { QueuedFork } from "./_queued_fork.ts";
 import { awaitedRecord, ResultWait } from "./_result_wait.ts";
-import { ForkAllRun, type ForkHost } from "./fork_all.ts";
+import { ForkAllRun } from "./fork_all.ts";
+import { ForkAllSettledRun } from "./fork_all_settled.ts";
+import { type BodyEndListener, ForkStream } from "./fork_stream.ts";
+import type { ForkHost } from "./_batch.ts";
 import { refuseInsideScript } from "./_guard.ts";
 import { runInline } from "./_eval_lang.ts";
 import {
@@ -25,6 +35,10 @@ import {
 import { type ProcessOwner, ProcessRecord } from "./process.ts";
 import { handleFor } from "./_handle.ts";
 import { ScopeFailures } from "./_failures.ts";
+
+type Items<I> = Iterable<I> | AsyncIterable<I>;
+type ItemProcess<I, T> = (item: I, lang: LangL) => Promise<T> | T;
+type Stream<T> = AsyncIterableIterator<T>;
 
 /** Something in a scope that must react when the scope is cancelled. */
 export interface ScopeDependent {
@@ -76,6 +90,10 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     } catch (error) {
       bodyError = { error };
       this.cancel(error);
+    }
+    // A stream the body did not finish reading is closed: nobody will read it.
+    for (const dependent of [...this.#dependents]) {
+      (dependent as Partial<BodyEndListener>).bodyEnded?.();
     }
     if (!this.#isIdle()) await new Promise<void>((resolve) => this.#onIdle = resolve);
     this.#state = "closed";
@@ -149,17 +167,9 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     }
   }
 
-  forkAll<I, T>(
-    items: Iterable<I> | AsyncIterable<I>,
-    process: (item: I, lang: LangL) => Promise<T> | T,
-    options?: ForkOptions,
-  ): Promise<T[]> {
+  forkAll<I, T>(items: Items<I>, process: ItemProcess<I, T>, options?: ForkOptions): Promise<T[]> {
     try {
-      this.#enter("forkAll");
-      requireIterable("forkAll items", items);
-      requireFunction("forkAll process", process);
-      const checked = checkForkOptions("forkAll", options);
-      if (checked.signal?.aborted) return Promise.reject(checked.signal.reason);
+      const checked = this.#batchCall("forkAll", items, process, options);
       const hooks = this.core.hooks;
       if (hooks === undefined) return new ForkAllRun<I, T>(this, items, process, checked).promise;
       return hooks.work(
@@ -179,6 +189,26 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  forkAllSettled<I, T>(
+    items: Items<I>,
+    process: ItemProcess<I, T>,
+    options?: ForkOptions,
+  ): Promise<ProcessOutcome<T>[]> {
+    try {
+      const checked = this.#batchCall("forkAllSettled", items, process, options);
+      const run = () => new ForkAllSettledRun<I, T>(this, items, process, checked).promise;
+      const hooks = this.core.hooks;
+      return hooks === undefined ? run() : hooks.work("forkAllSettled", checked.name, run);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  forkStream<I, T>(items: Items<I>, process: ItemProcess<I, T>, options?: ForkOptions): Stream<T> {
+    const checked = this.#batchCall("forkStream", items, process, options);
+    return new ForkStream<I, T>(this, items, process, checked);
   }
 
   evalLang<T>(script: Process<T>): Promise<T> {
@@ -261,6 +291,10 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     this.failures.observed(record);
   }
 
+  failureHandedBack(record: ProcessRecord): void {
+    this.failures.handedBack(record);
+  }
+
   addDependent(dependent: ScopeDependent): void {
     this.#dependents.add(dependent);
   }
@@ -283,6 +317,18 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   }
 
   // ---- internals ----------------------------------------------------------
+
+  #batchCall(
+    op: string,
+    items: unknown,
+    process: unknown,
+    options?: ForkOptions,
+  ): CheckedForkOptions {
+    this.#enter(op);
+    requireIterable(`${op} items`, items);
+    requireFunction(`${op} process`, process);
+    return checkForkOptions(op, options);
+  }
 
   #enter(operation: string): void {
     refuseInsideScript(operation);

@@ -32,7 +32,7 @@ export interface ProcessProbe {
 }
 
 /** A scope or a forkAll batch. */
-export type WorkKind = "runApp" | "scope" | "forkAll";
+export type WorkKind = "runApp" | "scope" | "forkAll" | "forkAllSettled";
 
 /** Everything an instrument hears; all calls are synchronous and must not throw. */
 export interface PoolHooks {

@@ -40,6 +40,7 @@ const WORK_SPAN: Record<WorkKind, string> = {
   runApp: "procpool.runApp",
   scope: "procpool.scope",
   forkAll: "procpool.forkAll",
+  forkAllSettled: "procpool.forkAllSettled",
 };
 
 function errorMessage(error: unknown): string {
