@@ -190,6 +190,17 @@ Deno.test("onFailure", async (t) => {
     assertEquals(errors, []);
   });
 
+  await t.step("covers worker processes too", async () => {
+    await using runtime = new Runtime({ maxProcesses: 2, workers: 1 });
+    const seen: string[] = [];
+    const scripts = new URL("./workers/scripts.ts", import.meta.url);
+    await runtime.runApp(async (app) => {
+      await app.forkWorker(scripts, "cloudy", { export: "fail" });
+    }, { onFailure: (e) => seen.push(e.message) });
+    assertEquals(seen.length, 1);
+    assert(seen[0].includes("cloudy"), seen[0]);
+  });
+
   await t.step("must be a function", async () => {
     await using runtime = new Runtime({ maxProcesses: 1 });
     for (const bad of [42, "log", {}, null]) {

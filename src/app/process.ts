@@ -21,7 +21,11 @@ export interface StopWaiter {
 export interface ProcessOwner {
   readonly core: RuntimeCore;
   processStopped(record: ProcessRecord): void;
-  /** A failure, after everything that could deliver it has heard of it. */
+  /**
+   * A failure, after everything that could deliver it has heard of it: a
+   * batch (forkAll and its kin) that will deliver the failure must mark it
+   * observed in its own processStopped, or onFailure reports it as well.
+   */
   failureSettled(record: ProcessRecord): void;
   failureObserved(record: ProcessRecord): void;
 }
