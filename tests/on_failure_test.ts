@@ -87,6 +87,23 @@ Deno.test("onFailure", async (t) => {
     assertEquals(seen, ["loose"]);
   });
 
+  await t.step("skips what forkAllSettled and forkStream deliver", async () => {
+    await using runtime = createTestRuntime({ maxProcesses: 2, seed: 1 });
+    const seen: string[] = [];
+    await runtime.runApp(async (app) => {
+      const outcomes = await app.forkAllSettled([1, 2, 3], (n) => n === 2 ? n : boom(`s${n}`)());
+      assertEquals(outcomes.map((o) => o.status), ["failed", "succeeded", "failed"]);
+      const streamed: number[] = [];
+      await assertRejects(async () => {
+        for await (const n of app.forkStream([1, 2], (n) => n === 1 ? n : boom("f2")())) {
+          streamed.push(n);
+        }
+      }, ProcessFailedError);
+      await app.forkProcess(boom("loose"));
+    }, { onFailure: (error) => seen.push((error.cause as Error).message) });
+    assertEquals(seen, ["loose"]);
+  });
+
   await t.step("with failFast the scope still cancels and rejects with the first", async () => {
     await using runtime = createTestRuntime({ maxProcesses: 3, seed: 1 });
     const seen: string[] = [];

@@ -121,8 +121,9 @@ export interface ScopeOptions {
   /**
    * Called once for each `ProcessFailedError` of this scope's own processes
    * (not its nested scopes'), as it happens, unless something delivers it
-   * anyway: an `awaitResult` already waiting for it, the `forkAll` call it
-   * belongs to, or failFast's rejection of the scope. A failure handed to it
+   * anyway: an `awaitResult` already waiting for it, the `forkAll`,
+   * `forkAllSettled` or `forkStream` call it belongs to, or failFast's
+   * rejection of the scope. A failure handed to it
    * counts as observed and the scope keeps no reference to it. If it throws
    * (or returns a promise that rejects), that is logged at error level and the
    * failure still counts as observed. It runs outside any process, so it may
