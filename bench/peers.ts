@@ -5,13 +5,15 @@
 //
 //   deno task bench:peers [--only=throughput,memory,latency,virtual,abort] [--n=200000]
 //     [--memory-n=1000000] [--waiters=1000] [--processes=10000] [--delays=100]
-//     [--abort-n=100000]
+//     [--abort-n=100000] [--cpu-tasks=200] [--tiny=2000]
+//   --only=cpu runs the worker-process section alone.
 import { FORK_ALL, FORK_AWAIT, latency, memory, throughput, virtual } from "./_sections.ts";
 import { abortAll } from "./_abort_section.ts";
+import { cpu } from "./_cpu_section.ts";
 import { fmt, intArg, ratio } from "./_shared.ts";
 import { parseTables, renderChart } from "./_chart.ts";
 
-const SECTIONS = ["throughput", "memory", "latency", "virtual", "abort"] as const;
+const SECTIONS = ["throughput", "memory", "latency", "virtual", "abort", "cpu"] as const;
 type Section = typeof SECTIONS[number];
 
 function option(name: string): string | undefined {
@@ -20,7 +22,7 @@ function option(name: string): string | undefined {
 }
 
 const unknown = Deno.args.filter((arg) =>
-  !/^--(only|n|memory-n|waiters|processes|delays|abort-n)=/.test(arg)
+  !/^--(only|n|memory-n|waiters|processes|delays|abort-n|cpu-tasks|tiny)=/.test(arg)
 );
 if (unknown.length > 0) {
   console.error(`unknown arguments: ${unknown.join(" ")} (see the header of bench/peers.ts)`);
@@ -39,6 +41,8 @@ const waiters = intArg(option("waiters"), 1_000);
 const processes = intArg(option("processes"), 10_000);
 const delays = intArg(option("delays"), 100);
 const abortN = intArg(option("abort-n"), 100_000);
+const cpuTasks = intArg(option("cpu-tasks"), 200);
+const tinyTasks = intArg(option("tiny"), 2_000);
 const CONCURRENCY = 8;
 
 /** A command's stdout, or undefined if it could not run. */
@@ -148,6 +152,26 @@ if (only.includes("virtual")) {
 if (only.includes("abort")) {
   const table = await abortAll(abortN);
   console.log(`## Aborting queued tasks that share one signal\n\n${table}\n`);
+}
+
+if (only.includes("cpu")) {
+  const c = await cpu(cpuTasks, tinyTasks);
+  console.log(`## CPU-bound: worker processes\n\n${c.markdown}\n`);
+  target(
+    "CPU-bound forkWorker ≥ 1.8× ordinary processes",
+    c.speedUp >= 1.8,
+    `${ratio(c.speedUp)} (on ${navigator.hardwareConcurrency} cores)`,
+  );
+  const peers = ["piscina", "tinypool", "workerpool"].map((p) => c.tinyUs[p])
+    .filter((us) => !Number.isNaN(us));
+  const best = Math.min(...peers);
+  target(
+    "tiny-task overhead (thread) at or below the best of piscina, tinypool, workerpool",
+    c.tinyUs["procpool thread"] <= best,
+    `${fmt(c.tinyUs["procpool thread"], 1)} µs per task; best peer ${fmt(best, 1)} µs`,
+  );
+} else {
+  target("CPU-bound forkWorker ≥ 1.8× ordinary processes", undefined, "not run");
 }
 
 console.log(`## Targets\n\n${targets.join("\n")}\n`);

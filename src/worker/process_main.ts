@@ -7,7 +7,7 @@ import process from "node:process";
 import { deserialize, serialize } from "node:v8";
 import { frame, FrameReader } from "./_frames.ts";
 import type { Batch, ToWorker } from "./protocol.ts";
-import { WorkerLoop } from "./serve.ts";
+import { WorkerLoop } from "./worker_loop.ts";
 
 globalThis.console = new Console(process.stderr, process.stderr) as unknown as typeof console;
 

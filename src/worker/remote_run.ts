@@ -5,7 +5,13 @@
 // cancellation, virtual time, the trace and the logs are the same as for a
 // script running here.
 import { ProcessCancelledError, WorkerCrashedError } from "../errors.ts";
-import { cancellationReason, requestCancellation } from "../lang/cancellation.ts";
+import {
+  addCancelHook,
+  type CancelHook,
+  cancellationReason,
+  removeCancelHook,
+  requestCancellation,
+} from "../lang/cancellation.ts";
 import type { LangInterpreter } from "../lang/interpreter.ts";
 import type { Transaction } from "../lang/lang.ts";
 import { VarCell } from "../lang/shared_var.ts";
@@ -58,7 +64,7 @@ const LOG = {
   error: "logError",
 } as const;
 
-export class RemoteRun {
+export class RemoteRun implements CancelHook {
   readonly #cells = new Map<number, VarCell<unknown>>();
   readonly #calls = new Map<number, Call>();
   readonly #done = Promise.withResolvers<Settle>();
@@ -88,12 +94,10 @@ export class RemoteRun {
       trace: context.observer !== undefined,
       idle: context.reportIdle,
     });
-    const signal = lang.signal;
-    const onCancel = () => this.#cancelled();
-    if (signal.aborted) onCancel();
-    else signal.addEventListener("abort", onCancel, { once: true });
+    // A cancel hook rather than an abort listener: most runs are never cancelled.
+    if (cancellationReason(lang) !== undefined) this.cancelled();
+    else addCancelHook(lang, this);
     const outcome = await this.#done.promise;
-    signal.removeEventListener("abort", onCancel);
     if (outcome.ok) return outcome.value;
     throw outcome.error;
   }
@@ -256,7 +260,8 @@ export class RemoteRun {
     return promise;
   }
 
-  #cancelled(): void {
+  /** The process was cancelled: tell the worker, and start the grace period. */
+  cancelled(): void {
     if (this.#finished) return;
     this.host.send({ t: "cancel", e: encodeError(cancellationReason(this.lang)) });
     this.#grace = setTimeout(() => {
@@ -274,6 +279,7 @@ export class RemoteRun {
     if (this.#finished) return;
     this.#finished = true;
     if (this.#grace !== undefined) clearTimeout(this.#grace);
+    removeCancelHook(this.lang, this);
     const gone = new WorkerCrashedError("the worker's script ended");
     for (const call of this.#calls.values()) call.reject(gone);
     this.#calls.clear();

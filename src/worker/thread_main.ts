@@ -1,6 +1,6 @@
 // The entry module of a "thread" worker (a Web Worker).
 import type { Batch, ToWorker } from "./protocol.ts";
-import { WorkerLoop } from "./serve.ts";
+import { WorkerLoop } from "./worker_loop.ts";
 
 interface WorkerScope {
   postMessage(message: unknown): void;

@@ -54,12 +54,13 @@ export interface RequestHandlers {
 
 export class WorkerLang extends Cancellation implements LangL {
   readonly #run: RunChannel;
-  readonly #stream: RandomStream;
+  readonly #seed: number;
+  #stream: RandomStream | undefined = undefined;
 
   constructor(run: RunChannel, readonly processId: number, name: string | undefined, seed: number) {
     super(processId, name);
     this.#run = run;
-    this.#stream = new RandomStream(seed, processId);
+    this.#seed = seed;
   }
 
   delay(ms: number): Promise<void> {
@@ -79,12 +80,17 @@ export class WorkerLang extends Cancellation implements LangL {
     if (min > max) {
       throw new RangeError(`getRandomInt min (${min}) must not be greater than max (${max})`);
     }
-    return this.#stream.int(min, max);
+    return this.#random().int(min, max);
   }
 
   random(): number {
     this.#run.traceLocal("random");
-    return this.#stream.next();
+    return this.#random().next();
+  }
+
+  /** Made on the first draw: most worker scripts never draw. */
+  #random(): RandomStream {
+    return this.#stream ??= new RandomStream(this.#seed, this.processId);
   }
 
   now(): number {

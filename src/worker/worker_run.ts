@@ -1,16 +1,13 @@
-// The worker's side of the channel: runs one process at a time, each one a
-// module's export called with its input and a WorkerLang, and answers the
-// runtime's messages for it. It imports nothing of the application layer: a
-// worker script cannot fork.
-import { setImmediate } from "node:timers";
+// One process in a worker: the module's export called with its input and a
+// WorkerLang, and the answers to the runtime's messages for it. It imports
+// nothing of the application layer: a worker script cannot fork.
 import { ProcessCancelledError } from "../errors.ts";
 import { cancellationReason, requestCancellation } from "../lang/cancellation.ts";
 import type { SharedVar } from "../lang/lang.ts";
 import { VarCell } from "../lang/shared_var.ts";
 import { show } from "../_validate.ts";
-import { Outbox } from "./_outbox.ts";
+import type { WorkerLoop } from "./worker_loop.ts";
 import {
-  type Batch,
   decodeError,
   describeUncloneable,
   encodeError,
@@ -24,13 +21,7 @@ import {
 } from "./protocol.ts";
 import { type RequestHandlers, type RunChannel, WorkerLang } from "./worker_lang.ts";
 
-/** How a worker talks to its runtime (a MessagePort-like object, or a pipe). */
-export interface WorkerPort {
-  /** Sends a batch; throws (DataCloneError) if a value cannot be cloned. */
-  post(batch: Batch<FromWorker>): void;
-}
-
-type RunMessage = Extract<ToWorker, { t: "run" }>;
+export type RunMessage = Extract<ToWorker, { t: "run" }>;
 
 interface Pending extends RequestHandlers {
   resolve(value: unknown): void;
@@ -38,8 +29,10 @@ interface Pending extends RequestHandlers {
 }
 
 const modules = new Map<string, Promise<Record<string, unknown>>>();
+/** Modules already loaded: a warm worker's next run starts without waiting. */
+const loaded = new Map<string, Record<string, unknown>>();
 
-class WorkerRun implements RunChannel {
+export class WorkerRun implements RunChannel {
   readonly lang: WorkerLang;
   readonly #pending = new Map<number, Pending>();
   readonly #cells = new Map<number, VarCell<unknown>>();
@@ -127,7 +120,7 @@ class WorkerRun implements RunChannel {
   async start(): Promise<void> {
     let outcome: FromWorker;
     try {
-      const module = await loadModule(this.spec.module);
+      const module = loaded.get(this.spec.module) ?? await loadModule(this.spec.module);
       this.loading = false;
       this.worker.scheduleIdle();
       const fn = module[this.spec.export];
@@ -259,62 +252,9 @@ function loadModule(url: string): Promise<Record<string, unknown>> {
   if (module === undefined) {
     module = import(url);
     modules.set(url, module);
+    module.then((namespace) => loaded.set(url, namespace), () => {});
     // A module that failed to load may load next time (a file being written).
     module.catch(() => modules.delete(url));
   }
   return module;
-}
-
-/** One worker's message loop. */
-export class WorkerLoop {
-  readonly outbox: Outbox<FromWorker>;
-  stamp = 0;
-  #received = 0;
-  #run: WorkerRun | undefined = undefined;
-  #idleScheduled = false;
-  #reportIdle = false;
-
-  constructor(port: WorkerPort) {
-    this.outbox = new Outbox<FromWorker>(
-      (m) => port.post({ now: 0, m }),
-      (message, error) => this.#run?.refused(message, error),
-    );
-  }
-
-  /** Handles one batch from the runtime. */
-  readonly receive = (batch: Batch<ToWorker>): void => {
-    this.#received++;
-    this.stamp = batch.now;
-    for (const message of batch.m) {
-      if (message.t === "run") {
-        this.#run = new WorkerRun(this, message);
-        this.#reportIdle = message.idle;
-        this.#run.start();
-      } else {
-        this.#run?.receive(message);
-      }
-    }
-    this.scheduleIdle();
-  };
-
-  /** Says "idle" once the script has nothing left to run (when the runtime asked for it). */
-  scheduleIdle(): void {
-    if (this.#reportIdle && !this.#idleScheduled) {
-      this.#idleScheduled = true;
-      setImmediate(this.#idle);
-    }
-  }
-
-  /** The script called `close()`: tell the runtime before going. */
-  closing(): void {
-    this.outbox.push({ t: "closing" });
-    this.outbox.flush();
-  }
-
-  readonly #idle = (): void => {
-    this.#idleScheduled = false;
-    if (this.#run !== undefined && !this.#run.ended && !this.#run.loading) {
-      this.outbox.push({ t: "idle", n: this.#received });
-    }
-  };
 }

@@ -1,0 +1,3 @@
+export default function tiny(n) {
+  return n + 1;
+}

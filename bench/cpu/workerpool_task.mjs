@@ -1,0 +1,2 @@
+import workerpool from "workerpool";
+workerpool.worker({ tiny: (n) => n + 1 });

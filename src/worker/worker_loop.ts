@@ -1,0 +1,66 @@
+// The worker's side of the channel: one message loop per worker, running
+// one process at a time (a WorkerRun).
+import { setImmediate } from "node:timers";
+import { Outbox } from "./_outbox.ts";
+import type { Batch, FromWorker, ToWorker } from "./protocol.ts";
+import { WorkerRun } from "./worker_run.ts";
+
+/** How a worker talks to its runtime (a MessagePort-like object, or a pipe). */
+export interface WorkerPort {
+  /** Sends a batch; throws (DataCloneError) if a value cannot be cloned. */
+  post(batch: Batch<FromWorker>): void;
+}
+
+/** One worker's message loop. */
+export class WorkerLoop {
+  readonly outbox: Outbox<FromWorker>;
+  stamp = 0;
+  #received = 0;
+  #run: WorkerRun | undefined = undefined;
+  #idleScheduled = false;
+  #reportIdle = false;
+
+  constructor(port: WorkerPort) {
+    this.outbox = new Outbox<FromWorker>(
+      (m) => port.post({ now: 0, m }),
+      (message, error) => this.#run?.refused(message, error),
+    );
+  }
+
+  /** Handles one batch from the runtime. */
+  readonly receive = (batch: Batch<ToWorker>): void => {
+    this.#received++;
+    this.stamp = batch.now;
+    for (const message of batch.m) {
+      if (message.t === "run") {
+        this.#run = new WorkerRun(this, message);
+        this.#reportIdle = message.idle;
+        this.#run.start();
+      } else {
+        this.#run?.receive(message);
+      }
+    }
+    this.scheduleIdle();
+  };
+
+  /** Says "idle" once the script has nothing left to run (when the runtime asked for it). */
+  scheduleIdle(): void {
+    if (this.#reportIdle && !this.#idleScheduled) {
+      this.#idleScheduled = true;
+      setImmediate(this.#idle);
+    }
+  }
+
+  /** The script called `close()`: tell the runtime before going. */
+  closing(): void {
+    this.outbox.push({ t: "closing" });
+    this.outbox.flush();
+  }
+
+  readonly #idle = (): void => {
+    this.#idleScheduled = false;
+    if (this.#run !== undefined && !this.#run.ended && !this.#run.loading) {
+      this.outbox.push({ t: "idle", n: this.#received });
+    }
+  };
+}
