@@ -82,7 +82,7 @@ export async function cpu(tasks: number, tiny: number): Promise<CpuResult> {
   );
   const tinyRows = tinyImpls.map((impl) => [
     impl,
-    fmt(tinyUs[impl], 1),
+    Number.isNaN(tinyUs[impl]) ? "no run finished" : fmt(tinyUs[impl], 1),
     tinyMs[impl].map((ms) => Number.isNaN(ms) ? "hung" : fmt((ms * 1000) / tiny, 1)).join(", "),
   ]);
 
