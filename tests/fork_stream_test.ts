@@ -196,16 +196,29 @@ Deno.test("forkStream: the signal and the scope's cancellation end the reading",
   });
 });
 
-Deno.test("forkStream: items run in the forker's context, not the reader's", async () => {
-  await using runtime = createTestRuntime({ maxProcesses: 1, seed: 1 });
-  const where = new AsyncLocalStorage<string>();
-  const seen = await runtime.runApp(async (app) => {
-    const stream = where.run("forker", () =>
-      app.forkStream([1, 2, 3], async (n, lang) => {
-        await lang.delay(n);
-        return `${n}:${where.getStore()}`;
-      }));
-    return await where.run("reader", () => Array.fromAsync(stream));
-  });
-  assertEquals(seen, ["1:forker", "2:forker", "3:forker"]);
+Deno.test("forkStream: items run in the forker's context, not the reader's", async (t) => {
+  const sources: [string, () => Iterable<number> | AsyncIterable<number>][] = [
+    ["an array", () => [1, 2, 3]],
+    ["a generator", function* () {
+      yield* [1, 2, 3];
+    }],
+    ["an async generator", async function* () {
+      yield* [1, 2, 3];
+    }],
+  ];
+  for (const [label, source] of sources) {
+    await t.step(label, async () => {
+      await using runtime = createTestRuntime({ maxProcesses: 1, seed: 1 });
+      const where = new AsyncLocalStorage<string>();
+      const seen = await runtime.runApp(async (app) => {
+        const stream = where.run("forker", () =>
+          app.forkStream(source(), async (n, lang) => {
+            await lang.delay(n);
+            return `${n}:${where.getStore()}`;
+          }));
+        return await where.run("reader", () => Array.fromAsync(stream));
+      });
+      assertEquals(seen, ["1:forker", "2:forker", "3:forker"]);
+    });
+  }
 });
