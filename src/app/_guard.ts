@@ -27,6 +27,22 @@ export function runAsScript<A extends unknown[], R>(script: (...args: A) => R, .
   return insideScript.run(SCRIPT, script, ...args);
 }
 
+/**
+ * Calls a process's script, `fn(lang)` or `fn(item, lang)`, marked as LangL
+ * code: in its lane if it has one. (The path an instrument's probe takes.)
+ */
+export function callScript(
+  record: { readonly lane: ScriptLane | undefined; readonly lang: unknown },
+  // deno-lint-ignore no-explicit-any
+  fn: (...args: any[]) => unknown,
+  item: unknown,
+  withItem: boolean,
+): unknown {
+  const lane = record.lane;
+  if (lane !== undefined) return lane.script(fn, item, record.lang);
+  return withItem ? runAsScript(fn, item, record.lang) : runAsScript(fn, record.lang);
+}
+
 /** Throws NestedForkError if the caller is a LangL script. */
 export function refuseInsideScript(operation: string): void {
   const mark = insideScript.getStore();

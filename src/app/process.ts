@@ -8,7 +8,7 @@ import { LangInterpreter } from "../lang/interpreter.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { ProcessStatus } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
-import { outsideScripts, runAsScript, type ScriptLane } from "./_guard.ts";
+import { callScript, outsideScripts, runAsScript, type ScriptLane } from "./_guard.ts";
 import type { ProcessProbe, ScriptCall } from "../runtime/_hooks.ts";
 import { type AbortMember, joinAbort, leaveAbort } from "./_abort_fanout.ts";
 
@@ -35,18 +35,6 @@ type ScriptFunction = (...args: any[]) => unknown;
 
 const noop = () => {};
 const RESOLVED = Promise.resolve();
-
-/** Calls the script, `fn(lang)` or `fn(item, lang)`, marked as LangL code. */
-function callScript(
-  record: ProcessRecord,
-  fn: ScriptFunction,
-  item: unknown,
-  withItem: boolean,
-): unknown {
-  const lane = record.lane;
-  if (lane !== undefined) return lane.script(fn, item, record.lang);
-  return withItem ? runAsScript(fn, item, record.lang) : runAsScript(fn, record.lang);
-}
 
 // A QueueNode so that the scope owning a process can keep its running
 // processes in an O(1) intrusive list rather than a hashed Set.

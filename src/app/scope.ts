@@ -6,6 +6,7 @@ import type { LangL, Process, SharedVar } from "../lang/lang.ts";
 import { requireData, VarCell } from "../lang/shared_var.ts";
 import { requireFunction, requireIterable } from "../_validate.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
+import { withWork } from "../runtime/_hooks.ts";
 import type {
   AppL,
   AwaitOptions,
@@ -73,13 +74,8 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
 
   /** Runs `body` as this scope's body and ends the scope (see API.md point 5). */
   run<T>(body: (app: AppL) => Promise<T>): Promise<T> {
-    const hooks = this.core.hooks;
-    if (hooks === undefined) return this.#run(body);
-    return hooks.work(
-      this.parent === undefined ? "runApp" : "scope",
-      undefined,
-      () => this.#run(body),
-    );
+    const kind = this.parent === undefined ? "runApp" : "scope";
+    return withWork(this.core.hooks, kind, undefined, () => this.#run(body));
   }
 
   async #run<T>(body: (app: AppL) => Promise<T>): Promise<T> {
@@ -170,13 +166,8 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   forkAll<I, T>(items: Items<I>, process: ItemProcess<I, T>, options?: ForkOptions): Promise<T[]> {
     try {
       const checked = this.#batchCall("forkAll", items, process, options);
-      const hooks = this.core.hooks;
-      if (hooks === undefined) return new ForkAllRun<I, T>(this, items, process, checked).promise;
-      return hooks.work(
-        "forkAll",
-        checked.name,
-        () => new ForkAllRun<I, T>(this, items, process, checked).promise,
-      );
+      const run = () => new ForkAllRun<I, T>(this, items, process, checked).promise;
+      return withWork(this.core.hooks, "forkAll", checked.name, run);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -199,8 +190,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     try {
       const checked = this.#batchCall("forkAllSettled", items, process, options);
       const run = () => new ForkAllSettledRun<I, T>(this, items, process, checked).promise;
-      const hooks = this.core.hooks;
-      return hooks === undefined ? run() : hooks.work("forkAllSettled", checked.name, run);
+      return withWork(this.core.hooks, "forkAllSettled", checked.name, run);
     } catch (error) {
       return Promise.reject(error);
     }

@@ -58,6 +58,16 @@ export interface PoolHooks {
   slotsChanged(active: number, waiting: number): void;
 }
 
+/** Runs `body` as a scope's or batch's work, reported to `hooks` if there are any. */
+export function withWork<T>(
+  hooks: PoolHooks | undefined,
+  kind: WorkKind,
+  name: string | undefined,
+  body: () => Promise<T>,
+): Promise<T> {
+  return hooks === undefined ? body() : hooks.work(kind, name, body);
+}
+
 function combinedProbe(a: ProcessProbe, b: ProcessProbe): ProcessProbe {
   return {
     // Only the first may wrap the script: the recorder's probe calls straight through.
