@@ -71,7 +71,8 @@ export type Process<T> = (lang: LangL) => Promise<T> | T;
 /**
  * The operations a process may use. Every asynchronous operation is a
  * cancellation point: once the process is cancelled it rejects with
- * `ProcessCancelledError` (a pending `delay` or lock wait at once).
+ * `ProcessCancelledError` (a pending `delay` or lock wait at once), except
+ * a shielded `evalIO`, which cleanup code uses to reach the outside world.
  * `random`, `getRandomInt`, `now` and the log operations never throw on
  * cancellation, so cleanup code can still log.
  *
