@@ -4,7 +4,7 @@
 // their call's priority; backoff accepts it and ignores it.
 import { assertEquals } from "@std/assert";
 import fc from "fast-check";
-import { backoff, Runtime } from "../mod.ts";
+import { backoff, Runtime, TimelineRecorder } from "../mod.ts";
 import { createTestRuntime } from "../testing.ts";
 import { caseTable, fn, runTable } from "./_bad_input.ts";
 
@@ -125,6 +125,25 @@ Deno.test("forkAll items wait with their call's priority", async () => {
     for (const fork of [plain, ...low]) await app.awaitResult(await fork);
   });
   assertEquals(order, ["batch x", "batch y", "batch z", "plain", "low a", "low b"]);
+});
+
+Deno.test("priorities hold when an instrument watches the slots (timeline recorder)", async () => {
+  await using runtime = createTestRuntime({
+    maxProcesses: 1,
+    recorder: new TimelineRecorder({ capacity: 100 }),
+  });
+  const order: string[] = [];
+  await runtime.runApp(async (app) => {
+    const holder = await app.forkProcess((lang) => lang.delay(1));
+    const forks = [
+      app.forkProcess(() => void order.push("plain")),
+      app.forkProcess(() => void order.push("low"), { priority: -1 }),
+      app.forkProcess(() => void order.push("urgent"), { priority: 1 }),
+    ];
+    await app.awaitResult(holder);
+    for (const fork of forks) await app.awaitResult(await fork);
+  });
+  assertEquals(order, ["urgent", "plain", "low"]);
 });
 
 Deno.test("priorities order the line under a start rate too", async () => {

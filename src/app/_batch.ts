@@ -88,7 +88,7 @@ export abstract class Batch<I> extends SlotWaiter implements StopWaiter {
     super(undefined);
   }
 
-  override get priority(): number {
+  get priority(): number {
     return this.options.priority;
   }
 

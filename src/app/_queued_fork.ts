@@ -46,7 +46,7 @@ export class QueuedFork extends SlotWaiter implements Settler<ProcessRecord> {
     super(scope);
   }
 
-  override get priority(): number {
+  get priority(): number {
     return this.options.priority;
   }
 

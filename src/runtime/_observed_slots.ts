@@ -16,6 +16,10 @@ class ObservedWaiter extends SlotWaiter {
     super(inner.owner);
   }
 
+  get priority(): number {
+    return this.inner.priority;
+  }
+
   slotGranted(): void {
     this.pool.granted(this);
   }

@@ -32,11 +32,11 @@ export abstract class SlotWaiter extends QueueNode {
 
   /**
    * Higher goes first under fifo (`ForkOptions.priority`); fixed while the
-   * waiter waits. A getter over the fork's options: no field per waiter.
+   * waiter waits. Best a getter over the fork's options (no field per
+   * waiter). Abstract so that a waiter standing in for another (a wrapper)
+   * cannot silently drop the priority.
    */
-  get priority(): number {
-    return 0;
-  }
+  abstract readonly priority: number;
 
   /** Runs once, with the slot already held by this waiter. */
   abstract slotGranted(): void;
