@@ -127,6 +127,31 @@ Deno.test("forkAll items wait with their call's priority", async () => {
   assertEquals(order, ["batch x", "batch y", "batch z", "plain", "low a", "low b"]);
 });
 
+Deno.test("forkAllSettled and forkStream items wait with their call's priority", async () => {
+  await using runtime = createTestRuntime({ maxProcesses: 1 });
+  const order: string[] = [];
+  await runtime.runApp(async (app) => {
+    const holder = await app.forkProcess((lang) => lang.delay(10));
+    const plain = app.forkProcess(() => void order.push("plain"));
+    const settled = app.forkAllSettled(["a", "b"], (item) => void order.push(`settled ${item}`), {
+      priority: 2,
+    });
+    const streamed = (async () => {
+      for await (
+        const _ of app.forkStream(["x"], (item) => void order.push(`stream ${item}`), {
+          priority: 1,
+        })
+      ) {
+        // drain
+      }
+    })();
+    await app.awaitResult(holder);
+    await Promise.all([settled, streamed]);
+    await app.awaitResult(await plain);
+  });
+  assertEquals(order, ["settled a", "settled b", "stream x", "plain"]);
+});
+
 Deno.test("priorities hold when an instrument watches the slots (timeline recorder)", async () => {
   await using runtime = createTestRuntime({
     maxProcesses: 1,
