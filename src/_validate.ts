@@ -103,3 +103,17 @@ export function requireIterable(name: string, value: unknown): void {
     throw new TypeError(`${name} must be an iterable or async iterable, got ${show(value)}`);
   }
 }
+
+/**
+ * The error for a method called without its object: `const { delay } = lang`
+ * then `delay(1)`, or `app.forkProcess` passed as a callback. procpool's
+ * methods are not bound (binding every method of every process's `lang`
+ * would cost more than a short process); this says how to call them.
+ */
+export function detachedCall(receiver: string, method: string): TypeError {
+  const call = method.startsWith("[") ? `${receiver}${method}` : `${receiver}.${method}`;
+  return new TypeError(
+    `${call} was called without its ${receiver} (a destructured or detached method); ` +
+      `call it as ${call}(...), or bind it: ${call}.bind(${receiver})`,
+  );
+}

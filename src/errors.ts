@@ -114,11 +114,12 @@ export class AwaitTimeoutError extends Error {
  * ```
  */
 export class NestedForkError extends Error {
-  /** Creates the error for the AppL `operation` that was attempted. */
-  constructor(operation: string) {
+  /** Creates the error for the AppL `operation` that was attempted; `message` replaces the default. */
+  constructor(operation: string, message?: string) {
     super(
-      `${operation} was called from inside a process; LangL scripts cannot fork or use AppL. ` +
-        "Return what you need to the application layer and fork from there.",
+      message ??
+        `${operation} was called from inside a process; LangL scripts cannot fork or use AppL. ` +
+          "Return what you need to the application layer and fork from there.",
     );
     this.name = "NestedForkError";
   }

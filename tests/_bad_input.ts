@@ -131,3 +131,35 @@ export async function runTable(cases: Case[]): Promise<void> {
   console.log(`${cases.length} bad-input cases checked`);
   assertEquals(problems, []);
 }
+
+/**
+ * A bad input that procpool must survive rather than refuse: the row runs a
+ * small program and returns what went wrong, if anything. A row that hangs
+ * (the failures these rows guard against are mostly hangs) is reported
+ * after `HANG_MS` of real time instead of hanging the test.
+ */
+export interface Behaviour {
+  label: string;
+  run: () => Promise<string | undefined>;
+}
+
+const HANG_MS = 2_000;
+
+/** Runs every row; asserts none went wrong or hung. */
+export async function runBehaviours(rows: Behaviour[]): Promise<void> {
+  const problems: string[] = [];
+  for (const row of rows) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const hung = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve(`hung for ${HANG_MS} ms`), HANG_MS);
+    });
+    const problem = await Promise.race([
+      row.run().catch((error) => `threw ${error?.stack ?? error}`),
+      hung,
+    ]);
+    clearTimeout(timer);
+    if (problem !== undefined) problems.push(`${row.label}: ${problem}`);
+  }
+  console.log(`${rows.length} bad-input behaviours checked`);
+  assertEquals(problems, []);
+}

@@ -250,7 +250,16 @@ export abstract class Batch<I> extends SlotWaiter implements StopWaiter {
       this.#wait(item, index);
       return false;
     }
-    this.#admit(index).invoke(this.process, item, true);
+    let record: ProcessRecord;
+    try {
+      record = this.#admit(index);
+    } catch (error) {
+      // Its setup threw (a user clock or logger): the slot goes back, the call fails.
+      this.host.core.slots.release();
+      this.sourceFailed(error);
+      return false;
+    }
+    record.invoke(this.process, item, true);
     return true;
   }
 
@@ -274,14 +283,35 @@ export abstract class Batch<I> extends SlotWaiter implements StopWaiter {
     // where no script has run before it in the same job), so that the granted
     // item runs there too (see _queued_fork.ts), whoever releases the slot.
     promiseFor(this.#grant).then(resumeAfterGrant);
-    this.host.core.slots.enqueue(this);
+    try {
+      this.host.core.slots.enqueue(this);
+    } catch (error) {
+      // The pool could not queue it (a sleep on a broken clock).
+      this.waitFailed(error);
+    }
   }
 
   slotGranted(): void {
     // The slot is taken now; the item's script runs one reaction later.
     this.#waiting = false;
-    this.#granted = this.#admit(this.#waitingIndex);
+    try {
+      this.#granted = this.#admit(this.#waitingIndex);
+    } catch (error) {
+      // Its setup threw (a user clock or logger): the slot goes back one
+      // microtask later (a release here would recurse through the line).
+      const slots = this.host.core.slots;
+      queueMicrotask(() => slots.release());
+      this.#waitingItem = undefined;
+      this.sourceFailed(error);
+      return;
+    }
     this.#grant.resolve(this);
+  }
+
+  waitFailed(reason: unknown): void {
+    this.#waiting = false;
+    this.#waitingItem = undefined;
+    this.sourceFailed(reason);
   }
 
   /** Runs the granted item, then goes on feeding. */

@@ -3,6 +3,7 @@
 // to the scope's rejection (failFast, or unobserved at the end), or to
 // onFailure, which delivers it as it happens so that a scope living as long as
 // a server retains none.
+import { logSafely } from "../runtime/_safe_log.ts";
 import type { ProcessFailedError } from "../errors.ts";
 import type { RuntimeLogger } from "../runtime/runtime.ts";
 import type { ProcessRecord } from "./process.ts";
@@ -79,7 +80,7 @@ export class ScopeFailures {
     if (reported !== undefined) {
       const message = "a process failure was not reported because the scope failed: {error}";
       for (const error of unobserved) {
-        this.logger.error(message, { error, reported: reported.error });
+        logSafely(this.logger, "error", message, { error, reported: reported.error });
       }
       return reported;
     }
@@ -98,7 +99,7 @@ export class ScopeFailures {
   // The failure is not retained even so: keeping it would bring back the leak
   // onFailure exists to prevent, and the log carries it.
   #handlerFailed(thrown: unknown, failure: ProcessFailedError): void {
-    this.logger.error("onFailure threw {thrown} while handling {error}", {
+    logSafely(this.logger, "error", "onFailure threw {thrown} while handling {error}", {
       thrown,
       error: failure,
       processId: failure.processId,

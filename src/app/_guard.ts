@@ -15,12 +15,16 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { NestedForkError } from "../errors.ts";
 
-interface Mark {
-  internal: boolean;
+/** A script's mark; a process record is its own, so that it can be recognised. */
+export interface Mark {
+  readonly internal: boolean;
 }
 
 const insideScript = new AsyncLocalStorage<Mark | undefined>();
 const SCRIPT: Mark = Object.freeze({ internal: false });
+
+// Lanes flip their own marks; this is the writable view they use.
+type LaneMark = { internal: boolean };
 
 /** Calls `script(...args)` marked as LangL code. */
 export function runAsScript<A extends unknown[], R>(script: (...args: A) => R, ...args: A): R {
@@ -32,7 +36,7 @@ export function runAsScript<A extends unknown[], R>(script: (...args: A) => R, .
  * code: in its lane if it has one. (The path an instrument's probe takes.)
  */
 export function callScript(
-  record: { readonly lane: ScriptLane | undefined; readonly lang: unknown },
+  record: Mark & { readonly lane: ScriptLane | undefined; readonly lang: unknown },
   // deno-lint-ignore no-explicit-any
   fn: (...args: any[]) => unknown,
   item: unknown,
@@ -40,7 +44,28 @@ export function callScript(
 ): unknown {
   const lane = record.lane;
   if (lane !== undefined) return lane.script(fn, item, record.lang);
-  return withItem ? runAsScript(fn, item, record.lang) : runAsScript(fn, record.lang);
+  // Marked by its record, so that it can be recognised (isRunningScript).
+  return withItem ? runMarked(record, fn, item, record.lang) : runMarked(record, fn, record.lang);
+}
+
+/** Calls `script(...args)` as LangL code under `mark` (see {@linkcode isRunningScript}). */
+export function runMarked<A extends unknown[], R>(
+  mark: Mark,
+  script: (...args: A) => R,
+  ...args: A
+): R {
+  return insideScript.run(mark, script, ...args);
+}
+
+/** Whether the caller is the script run under `mark` (or one of its continuations). */
+export function isRunningScript(mark: Mark): boolean {
+  return insideScript.getStore() === mark;
+}
+
+/** Whether the caller is any LangL script. */
+export function isInsideScript(): boolean {
+  const mark = insideScript.getStore();
+  return mark !== undefined && !mark.internal;
 }
 
 /** Throws NestedForkError if the caller is a LangL script. */
@@ -66,7 +91,7 @@ export function outsideScripts<R>(fn: () => R): R {
  * registered there) may call {@linkcode ScriptLane.script}.
  */
 export class ScriptLane {
-  readonly #mark: Mark = { internal: true };
+  readonly #mark: LaneMark = { internal: true };
 
   /** Runs `body` as internal code in a new lane, forked from the caller's context. */
   static open<R>(body: (lane: ScriptLane) => R): R {

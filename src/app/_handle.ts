@@ -4,6 +4,8 @@
 // it again (recordOf).
 import type { ProcessHandle, ProcessStatus } from "./app.ts";
 import type { ProcessRecord } from "./process.ts";
+import { isRunningScript } from "./_guard.ts";
+import { detachedCall } from "../_validate.ts";
 
 class Handle<T> implements ProcessHandle<T> {
   readonly #record: ProcessRecord;
@@ -29,16 +31,39 @@ class Handle<T> implements ProcessHandle<T> {
   }
 
   cancel(reason?: unknown): void {
-    this.#record.cancel(reason);
+    Handle.#of(this, "cancel").cancel(reason);
   }
 
   [Symbol.dispose](): void {
-    this.#record.cancel("its handle was disposed");
+    Handle.#of(this, "[Symbol.dispose]").cancel("its handle was disposed");
   }
 
   [Symbol.asyncDispose](): Promise<void> {
-    this.#record.cancel("its handle was disposed");
-    return this.#record.stopped();
+    let record: ProcessRecord;
+    try {
+      record = Handle.#of(this, "[Symbol.asyncDispose]");
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    // Waiting for itself to stop would never end.
+    if (record.status === "running" && isRunningScript(record)) {
+      return Promise.reject(
+        new TypeError(
+          `process ${record.id} awaited its own handle's [Symbol.asyncDispose], which waits ` +
+            "until the process has stopped: it would wait for itself forever. To stop, return " +
+            "or throw; to request cancellation only, call handle.cancel() or [Symbol.dispose]().",
+        ),
+      );
+    }
+    record.cancel("its handle was disposed");
+    return record.stopped();
+  }
+
+  static #of(handle: Handle<unknown> | undefined, method: string): ProcessRecord {
+    if (typeof handle !== "object" || handle === null || !(#record in handle)) {
+      throw detachedCall("handle", method);
+    }
+    return handle.#record;
   }
 }
 

@@ -33,7 +33,14 @@ export class QueuedFork extends SlotWaiter implements Settler<ProcessRecord> {
       ? new QueuedFork(scope, process, options)
       : new SignalledFork(scope, process, options, options.signal);
     const handle = promiseFor(fork).then(runGranted);
-    scope.core.slots.enqueue(fork);
+    try {
+      scope.core.slots.enqueue(fork);
+    } catch (error) {
+      // The pool could not queue it (a backoff or rate sleep on a broken
+      // clock): nothing of this fork may stay behind.
+      fork.detach();
+      throw error;
+    }
     scope.workStarted();
     return handle;
   }
@@ -56,8 +63,19 @@ export class QueuedFork extends SlotWaiter implements Settler<ProcessRecord> {
   }
 
   slotGranted(): void {
-    // Admit before leaving: the scope must never look idle in between.
-    const record = this.scope.admitProcess(this.options);
+    const scope = this.scope;
+    let record: ProcessRecord;
+    try {
+      // Admit before leaving: the scope must never look idle in between.
+      record = scope.admitProcess(this.options);
+    } catch (error) {
+      this.withdrawn(error);
+      // Given back one microtask later: called from a release, a release
+      // here would recurse once per failing waiter in the line.
+      const slots = scope.core.slots;
+      queueMicrotask(() => slots.release());
+      return;
+    }
     record.pendingScript = this.process;
     this.leave();
     this.resolve(record);
@@ -68,6 +86,14 @@ export class QueuedFork extends SlotWaiter implements Settler<ProcessRecord> {
     this.leave();
     this.reject(reason);
   }
+
+  /** The pool gave up on this waiter (its retry sleep failed); it has let go of it. */
+  waitFailed(reason: unknown): void {
+    this.withdrawn(reason);
+  }
+
+  /** Undoes the constructor, for a fork that was never queued. */
+  detach(): void {}
 
   protected leave(): void {
     this.scope.workEnded();
@@ -93,8 +119,12 @@ class SignalledFork extends QueuedFork implements AbortMember {
     if (this.scope.core.slots.withdraw(this)) this.withdrawn(reason);
   }
 
-  protected override leave(): void {
+  override detach(): void {
     leaveAbort(this.signal, this);
+  }
+
+  protected override leave(): void {
+    this.detach();
     super.leave();
   }
 }

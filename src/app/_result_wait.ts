@@ -6,6 +6,7 @@ import type { AwaitOptions } from "./app.ts";
 import type { ProcessRecord, StopWaiter } from "./process.ts";
 import { recordOf } from "./_handle.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
+import { sleepOn } from "../runtime/clock.ts";
 import { received } from "../_validate.ts";
 import type { Scope } from "./scope.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
@@ -41,16 +42,19 @@ export class ResultWait extends QueueNode implements StopWaiter, Settler<unknown
     readonly options: AwaitOptions,
   ) {
     super();
-    scope.resultWaits.push(this);
-    record.addStopWaiter(this);
     const { signal, timeoutMs } = options;
+    // The clock first: a sleep that throws leaves nothing registered (a wait
+    // left behind would later take, and lose, the process's failure).
     if (timeoutMs !== undefined) {
-      const timer = this.#timer = new AbortController();
-      scope.core.clock.sleep(timeoutMs, timer.signal).then(
+      const timer = new AbortController();
+      sleepOn(scope.core.clock, timeoutMs, timer.signal, "awaitResult timeoutMs").then(
         () => this.giveUp(new AwaitTimeoutError(record.id, timeoutMs)),
         noop,
       );
+      this.#timer = timer;
     }
+    scope.resultWaits.push(this);
+    record.addStopWaiter(this);
     if (signal !== undefined) {
       this.#onAbort = () => this.giveUp(signal.reason);
       signal.addEventListener("abort", this.#onAbort, { once: true });

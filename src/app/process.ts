@@ -6,9 +6,11 @@ import { cancellationReason, requestCancellation } from "../lang/cancellation.ts
 import { QueueNode } from "../_linked_queue.ts";
 import { LangInterpreter } from "../lang/interpreter.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
+import { sleepOn } from "../runtime/clock.ts";
+import { logSafely } from "../runtime/_safe_log.ts";
 import type { ProcessStatus } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
-import { callScript, outsideScripts, runAsScript, type ScriptLane } from "./_guard.ts";
+import { callScript, type Mark, outsideScripts, runMarked, type ScriptLane } from "./_guard.ts";
 import type { ProcessProbe, ScriptCall } from "../runtime/_hooks.ts";
 import { type AbortMember, joinAbort, leaveAbort } from "./_abort_fanout.ts";
 
@@ -38,7 +40,9 @@ const RESOLVED = Promise.resolve();
 
 // A QueueNode so that the scope owning a process can keep its running
 // processes in an O(1) intrusive list rather than a hashed Set.
-export class ProcessRecord extends QueueNode implements AbortMember {
+export class ProcessRecord extends QueueNode implements AbortMember, Mark {
+  /** As a script mark (its script runs marked by its record): never procpool's own code. */
+  readonly internal = false;
   /** The script's LangL object, which also holds the process's cancellation state. */
   readonly lang: LangInterpreter;
   status: ProcessStatus = "running";
@@ -84,18 +88,26 @@ export class ProcessRecord extends QueueNode implements AbortMember {
    */
   begin(options: CheckedForkOptions): void {
     const core = this.owner.core;
+    // User code first (the logger, the clock): if it throws, nothing has
+    // been registered yet, and the caller gives the slot back.
+    // Asked once per process: LogTape's check walks the category tree.
+    const debug = core.logger.isEnabledFor("debug");
+    if (options.timeoutMs !== undefined) this.#armTimeout(options.timeoutMs);
+    if (debug) {
+      try {
+        outsideScripts(() =>
+          core.logger.debug("forked process {processId}", { processId: this.id, name: this.name })
+        );
+      } catch (error) {
+        this.#timer?.abort();
+        throw error;
+      }
+    }
+    this.#debug = debug;
     core.started++;
     const hooks = core.hooks;
     if (hooks !== undefined) this.probe = hooks.processStarted(this);
-    if (options.timeoutMs !== undefined) this.#armTimeout(options.timeoutMs);
     if (options.signal !== undefined) this.#link(options.signal);
-    // Asked once per process: LogTape's check walks the category tree.
-    this.#debug = core.logger.isEnabledFor("debug");
-    if (this.#debug) {
-      outsideScripts(() =>
-        core.logger.debug("forked process {processId}", { processId: this.id, name: this.name })
-      );
-    }
   }
 
   /**
@@ -119,7 +131,7 @@ export class ProcessRecord extends QueueNode implements AbortMember {
       if (probe !== undefined) {
         result = probe.enter(callScript as ScriptCall, this, fn, item, withItem);
       } else {
-        result = withItem ? runAsScript(fn, item, this.lang) : runAsScript(fn, this.lang);
+        result = withItem ? runMarked(this, fn, item, this.lang) : runMarked(this, fn, this.lang);
       }
     } catch (error) {
       // Settle asynchronously even for a synchronous throw: a hand-off chain of
@@ -229,13 +241,14 @@ export class ProcessRecord extends QueueNode implements AbortMember {
   }
 
   #armTimeout(timeoutMs: number): void {
-    const timer = this.#timer = new AbortController();
-    this.core.clock.sleep(timeoutMs, timer.signal).then(
+    const timer = new AbortController();
+    sleepOn(this.core.clock, timeoutMs, timer.signal, "fork timeoutMs").then(
       () =>
         this.status === "running" &&
         this.#requestCancel(new ProcessTimeoutError(this.id, timeoutMs, this.name)),
       noop,
     );
+    this.#timer = timer;
   }
 
   #link(signal: AbortSignal): void {
@@ -264,14 +277,12 @@ export class ProcessRecord extends QueueNode implements AbortMember {
    * error is not dropped.
    */
   #warnCleanupError(error: unknown): void {
-    try {
-      this.core.logger.warn(
-        "process {processId} was cancelled and then threw (in its cleanup): {error}",
-        { processId: this.id, name: this.name, error, reason: this.error },
-      );
-    } catch {
-      // A logger that throws must not break the bookkeeping of the stop.
-    }
+    logSafely(
+      this.core.logger,
+      "warn",
+      "process {processId} was cancelled and then threw (in its cleanup): {error}",
+      { processId: this.id, name: this.name, error, reason: this.error },
+    );
   }
 
   #stop(returned: boolean, outcome: unknown): void {
@@ -310,7 +321,7 @@ export class ProcessRecord extends QueueNode implements AbortMember {
     }
     if (this.status === "failed") this.owner.failureSettled(this);
     if (this.#debug) {
-      core.logger.debug("process {processId} {status}", {
+      logSafely(core.logger, "debug", "process {processId} {status}", {
         processId: this.id,
         name: this.name,
         status: this.status,

@@ -4,7 +4,7 @@
 import { ScopeClosedError } from "../errors.ts";
 import type { LangL, Process, SharedVar } from "../lang/lang.ts";
 import { requireData, VarCell } from "../lang/shared_var.ts";
-import { requireFunction, requireIterable } from "../_validate.ts";
+import { detachedCall, requireFunction, requireIterable } from "../_validate.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import { withWork } from "../runtime/_hooks.ts";
 import type {
@@ -122,7 +122,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
 
   forkProcess<T>(process: Process<T>, options?: ForkOptions): Promise<ProcessHandle<T>> {
     try {
-      this.#enter("forkProcess");
+      Scope.#enter(this, "forkProcess");
       requireFunction("forkProcess process", process);
       const checked = checkForkOptions("forkProcess", options);
       if (checked.signal?.aborted) return Promise.reject(checked.signal.reason);
@@ -136,7 +136,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   }
 
   tryForkProcess<T>(process: Process<T>, options?: ForkOptions): ProcessHandle<T> | undefined {
-    this.#enter("tryForkProcess");
+    Scope.#enter(this, "tryForkProcess");
     requireFunction("tryForkProcess process", process);
     const checked = checkForkOptions("tryForkProcess", options);
     if (checked.signal?.aborted) throw checked.signal.reason;
@@ -146,7 +146,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
 
   awaitResult<T>(handle: ProcessHandle<T>, options?: AwaitOptions): Promise<T> {
     try {
-      this.#enter("awaitResult");
+      Scope.#enter(this, "awaitResult");
       const record = awaitedRecord(handle, this.core);
       const checked = checkAwaitOptions(options);
       if (checked.signal?.aborted && record.status === "running") {
@@ -165,7 +165,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
 
   forkAll<I, T>(items: Items<I>, process: ItemProcess<I, T>, options?: ForkOptions): Promise<T[]> {
     try {
-      const checked = this.#batchCall("forkAll", items, process, options);
+      const checked = Scope.#batchCall(this, "forkAll", items, process, options);
       const run = () => new ForkAllRun<I, T>(this, items, process, checked).promise;
       return withWork(this.core.hooks, "forkAll", checked.name, run);
     } catch (error) {
@@ -175,7 +175,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
 
   forkWorker<I, T>(module: URL | string, input: I, options?: WorkerForkOptions) {
     try {
-      this.#enter("forkWorker");
+      Scope.#enter(this, "forkWorker");
       return forkWorker<I, T>(this, module, input, options);
     } catch (error) {
       return Promise.reject(error);
@@ -188,7 +188,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     options?: ForkOptions,
   ): Promise<ProcessOutcome<T>[]> {
     try {
-      const checked = this.#batchCall("forkAllSettled", items, process, options);
+      const checked = Scope.#batchCall(this, "forkAllSettled", items, process, options);
       const run = () => new ForkAllSettledRun<I, T>(this, items, process, checked).promise;
       return withWork(this.core.hooks, "forkAllSettled", checked.name, run);
     } catch (error) {
@@ -197,13 +197,13 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   }
 
   forkStream<I, T>(items: Items<I>, process: ItemProcess<I, T>, options?: ForkOptions): Stream<T> {
-    const checked = this.#batchCall("forkStream", items, process, options);
+    const checked = Scope.#batchCall(this, "forkStream", items, process, options);
     return new ForkStream<I, T>(this, items, process, checked);
   }
 
   evalLang<T>(script: Process<T>): Promise<T> {
     try {
-      this.#enter("evalLang");
+      Scope.#enter(this, "evalLang");
       requireFunction("evalLang script", script);
       return runInline(this, script);
     } catch (error) {
@@ -212,14 +212,14 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   }
 
   newVar<T>(initial: T): SharedVar<T> {
-    this.#enter("newVar");
+    Scope.#enter(this, "newVar");
     requireData("newVar initial", initial);
     return new VarCell(this.core.nextVarId(), this.core, initial);
   }
 
   scope<T>(body: (app: AppL) => Promise<T>, options?: ScopeOptions): Promise<T> {
     try {
-      this.#enter("scope");
+      Scope.#enter(this, "scope");
       requireFunction("scope body", body);
       const child = new Scope(this.core, this, checkScopeOptions("scope", options));
       this.#children.add(child);
@@ -231,7 +231,10 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
 
   // ---- for processes, queued forks and forkAll ------------------------------
 
-  /** Admits a process (it holds a slot from now on) and runs its script at once. */
+  /**
+   * Admits a process on a slot just taken with tryAcquire and runs its script
+   * at once. If the admission fails, the slot is given back.
+   */
   startProcess(
     fn: (...args: never[]) => unknown,
     options: CheckedForkOptions,
@@ -239,7 +242,13 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     withItem = false,
     name = options.name,
   ): ProcessRecord {
-    const record = this.admitProcess(options, name);
+    let record: ProcessRecord;
+    try {
+      record = this.admitProcess(options, name);
+    } catch (error) {
+      this.core.slots.release();
+      throw error;
+    }
     record.invoke(fn, item, withItem);
     return record;
   }
@@ -248,11 +257,15 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
    * Admits a process without running its script yet: a slot handed over by
    * another process's bookkeeping is taken at once, but the script must run
    * in its forker's async context, one promise reaction later.
+   *
+   * Transactional: the process's setup calls user code (the logger, the
+   * clock for `timeoutMs`), and if that throws, nothing stays registered and
+   * the error propagates. The slot is the caller's to give back.
    */
   admitProcess(options: CheckedForkOptions, name = options.name): ProcessRecord {
     const record = new ProcessRecord(this, this.core.nextProcessId(), name);
-    this.#running.push(record);
     record.begin(options);
+    this.#running.push(record);
     return record;
   }
 
@@ -308,26 +321,31 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
 
   // ---- internals ----------------------------------------------------------
 
-  #batchCall(
+  static #batchCall(
+    scope: Scope | undefined,
     op: string,
     items: unknown,
     process: unknown,
     options?: ForkOptions,
   ): CheckedForkOptions {
-    this.#enter(op);
+    Scope.#enter(scope, op);
     requireIterable(`${op} items`, items);
     requireFunction(`${op} process`, process);
     return checkForkOptions(op, options);
   }
 
-  #enter(operation: string): void {
+  /** Every AppL operation's entry: receiver, nested-fork and open-scope checks. */
+  static #enter(scope: Scope | undefined, operation: string): void {
+    if (typeof scope !== "object" || scope === null || !(#state in scope)) {
+      throw detachedCall("app", operation);
+    }
     refuseInsideScript(operation);
-    if (this.#state === "closed") {
+    if (scope.#state === "closed") {
       throw new ScopeClosedError(`app.${operation} was called after its scope ended`);
     }
-    if (this.#state === "cancelled") {
+    if (scope.#state === "cancelled") {
       throw new ScopeClosedError(`app.${operation} was called after its scope was cancelled`, {
-        cause: this.#cancelReason,
+        cause: scope.#cancelReason,
       });
     }
   }

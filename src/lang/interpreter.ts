@@ -2,6 +2,7 @@
 // One instance per process (and per evalLang call). It reaches the runtime's
 // services through RuntimeCore and never anything of the application layer.
 import {
+  detachedCall,
   received,
   requireDuration,
   requireFunction,
@@ -18,13 +19,7 @@ import {
   removeCancelHook,
   throwIfCancelled,
 } from "./cancellation.ts";
-import {
-  type Clock,
-  startTimer,
-  stopTimer,
-  type TimerClock,
-  TimerEntry,
-} from "../runtime/clock.ts";
+import { sleepOn, startTimer, stopTimer, type TimerClock, TimerEntry } from "../runtime/clock.ts";
 import type { ProcessCancelledError } from "../errors.ts";
 import type { EvalIOOptions, LangL, SharedVar, Transaction } from "./lang.ts";
 import { checkIOOptions, runIO } from "./_eval_io.ts";
@@ -59,18 +54,6 @@ class PendingDelay extends TimerEntry implements CancelHook, Settler<void> {
   }
 }
 
-/** A user clock's sleep; one that returns no promise would make `delay` return at once. */
-function sleepOn(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
-  const sleeping = clock.sleep(ms, signal);
-  if (sleeping instanceof Promise) return sleeping;
-  if (typeof (sleeping as PromiseLike<void> | undefined)?.then !== "function") {
-    throw new TypeError(
-      `the runtime's clock.sleep must return a Promise, got ${received(sleeping)} (delay ms ${ms})`,
-    );
-  }
-  return Promise.resolve(sleeping);
-}
-
 /** A process's LangL object, which also carries its cancellation state. */
 export class LangInterpreter extends Cancellation implements LangL {
   readonly #core: RuntimeCore;
@@ -85,11 +68,11 @@ export class LangInterpreter extends Cancellation implements LangL {
 
   delay(ms: number): Promise<void> {
     try {
-      this.#enter("delay");
+      LangInterpreter.#enter(this, "delay");
       requireDuration("delay ms", ms);
       throwIfCancelled(this);
       const clock = this.#core.timerClock;
-      if (clock === undefined) return sleepOn(this.#core.clock, ms, this.signal);
+      if (clock === undefined) return sleepOn(this.#core.clock, ms, this.signal, "delay ms");
       const pending = new PendingDelay(clock, this);
       const promise = promiseFor<void>(pending);
       clock[startTimer](ms, pending);
@@ -101,7 +84,7 @@ export class LangInterpreter extends Cancellation implements LangL {
   }
 
   getRandomInt(min: number, max: number): number {
-    this.#enter("getRandomInt");
+    LangInterpreter.#enter(this, "getRandomInt");
     requireSafeInteger("getRandomInt min", min);
     requireSafeInteger("getRandomInt max", max);
     if (min > max) {
@@ -111,24 +94,24 @@ export class LangInterpreter extends Cancellation implements LangL {
   }
 
   random(): number {
-    this.#enter("random");
+    LangInterpreter.#enter(this, "random");
     return this.#stream().next();
   }
 
   now(): number {
-    this.#enter("now");
+    LangInterpreter.#enter(this, "now");
     return this.#core.clock.now();
   }
 
   newVar<T>(initial: T): SharedVar<T> {
-    this.#enter("newVar");
+    LangInterpreter.#enter(this, "newVar");
     requireData("newVar initial", initial);
     return new VarCell(this.#core.nextVarId(), this.#core, initial);
   }
 
   readVar<T>(variable: SharedVar<T>): Promise<T> {
     try {
-      this.#enter("readVar");
+      LangInterpreter.#enter(this, "readVar");
       return vars.readVar(this, this.#cell(variable, "readVar"));
     } catch (error) {
       return Promise.reject(error);
@@ -137,7 +120,7 @@ export class LangInterpreter extends Cancellation implements LangL {
 
   writeVar<T>(variable: SharedVar<T>, value: T): Promise<void> {
     try {
-      this.#enter("writeVar");
+      LangInterpreter.#enter(this, "writeVar");
       return vars.writeVar(this, this.#cell(variable, "writeVar"), value);
     } catch (error) {
       return Promise.reject(error);
@@ -146,7 +129,7 @@ export class LangInterpreter extends Cancellation implements LangL {
 
   modifyVar<T>(variable: SharedVar<T>, f: (value: T) => T | Promise<T>): Promise<T> {
     try {
-      this.#enter("modifyVar");
+      LangInterpreter.#enter(this, "modifyVar");
       const cell = this.#cell(variable, "modifyVar");
       requireFunction("modifyVar f", f);
       return vars.modifyVar(this, cell, f);
@@ -161,7 +144,7 @@ export class LangInterpreter extends Cancellation implements LangL {
     body: (tx: Transaction) => R | Promise<R>,
   ): Promise<R> {
     try {
-      this.#enter("atomically");
+      LangInterpreter.#enter(this, "atomically");
       if (!Array.isArray(variables)) {
         throw new TypeError(
           `atomically vars must be an array of SharedVar, got ${received(variables)}`,
@@ -176,24 +159,28 @@ export class LangInterpreter extends Cancellation implements LangL {
   }
 
   logDebug(message: string, properties?: Record<string, unknown>): void {
+    LangInterpreter.#enter(this, "logDebug");
     this.#log("debug", "logDebug", message, properties);
   }
 
   logInfo(message: string, properties?: Record<string, unknown>): void {
+    LangInterpreter.#enter(this, "logInfo");
     this.#log("info", "logInfo", message, properties);
   }
 
   logWarning(message: string, properties?: Record<string, unknown>): void {
+    LangInterpreter.#enter(this, "logWarning");
     this.#log("warning", "logWarning", message, properties);
   }
 
   logError(message: string, properties?: Record<string, unknown>): void {
+    LangInterpreter.#enter(this, "logError");
     this.#log("error", "logError", message, properties);
   }
 
   evalIO<T>(io: (signal: AbortSignal) => Promise<T>, options?: EvalIOOptions): Promise<T> {
     try {
-      this.#enter("evalIO");
+      LangInterpreter.#enter(this, "evalIO");
       requireFunction("evalIO io", io);
       const checked = checkIOOptions(options);
       if (!checked.shielded) throwIfCancelled(this);
@@ -203,10 +190,14 @@ export class LangInterpreter extends Cancellation implements LangL {
     }
   }
 
-  #enter(op: string): void {
-    const observer = this.#core.observer;
+  /** Every operation's entry: the receiver check, and the trace of the test runtime. */
+  static #enter(lang: LangInterpreter | undefined, op: string): void {
+    if (typeof lang !== "object" || lang === null || !(#core in lang)) {
+      throw detachedCall("lang", op);
+    }
+    const observer = lang.#core.observer;
     if (observer !== undefined) {
-      observer.trace(this.processId, op, this.#core.clock.now());
+      observer.trace(lang.processId, op, lang.#core.clock.now());
     }
   }
 
@@ -224,7 +215,6 @@ export class LangInterpreter extends Cancellation implements LangL {
     message: string,
     properties: Record<string, unknown> | undefined,
   ): void {
-    this.#enter(op);
     if (typeof message !== "string") {
       throw new TypeError(`${op} message must be a string, got ${received(message)}`);
     }

@@ -23,6 +23,10 @@ class ObservedWaiter extends SlotWaiter {
   slotGranted(): void {
     this.pool.granted(this);
   }
+
+  waitFailed(reason: unknown): void {
+    this.pool.failed(this, reason);
+  }
 }
 
 export class ObservedSlotPool implements SlotPool {
@@ -60,7 +64,13 @@ export class ObservedSlotPool implements SlotPool {
     const wrapper = new ObservedWaiter(waiter, this, this.clock.now());
     this.#wrappers.set(waiter, wrapper);
     this.hooks.waitBegan(waiter);
-    this.inner.enqueue(wrapper);
+    try {
+      this.inner.enqueue(wrapper);
+    } catch (error) {
+      // The real pool refused it (a sleep on a broken clock): it never waited.
+      this.#left(wrapper, false);
+      throw error;
+    }
     this.#changed();
   }
 
@@ -91,6 +101,12 @@ export class ObservedSlotPool implements SlotPool {
     // The counts first: the grant's process starts inside slotGranted.
     this.#changed();
     wrapper.inner.slotGranted();
+  }
+
+  failed(wrapper: ObservedWaiter, reason: unknown): void {
+    this.#left(wrapper, false);
+    this.#changed();
+    wrapper.inner.waitFailed(reason);
   }
 
   #left(wrapper: ObservedWaiter, granted: boolean): void {

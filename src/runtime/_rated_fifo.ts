@@ -3,7 +3,7 @@
 // a newcomer never starts while anyone waits, even when a slot is free. One
 // timer on the runtime's clock, armed only while the head of the line waits
 // for the window, wakes the line when the window has room again.
-import type { Clock } from "./clock.ts";
+import { type Clock, sleepOn } from "./clock.ts";
 import type { StartRate } from "./_rate_window.ts";
 import type { SlotPool, SlotWaiter } from "./slot_pool.ts";
 import { WaitLine } from "./_wait_line.ts";
@@ -41,7 +41,15 @@ export class RatedFifoSlotPool implements SlotPool {
     this.#line.push(waiter);
     // A slot is free, so the window is what the line waits for. Never grant
     // here: the caller finishes its own bookkeeping after enqueueing.
-    if (this.active < this.max) this.#arm(this.clock.now());
+    if (this.active < this.max) {
+      try {
+        this.#arm(this.clock.now());
+      } catch (error) {
+        // The clock could not sleep: the waiter was never queued.
+        this.#line.remove(waiter);
+        throw error;
+      }
+    }
   }
 
   withdraw(waiter: SlotWaiter): boolean {
@@ -68,7 +76,13 @@ export class RatedFifoSlotPool implements SlotPool {
     const now = this.clock.now();
     while (line.size > 0 && this.active < this.max) {
       if (!this.rate.tryTake(now)) {
-        this.#arm(now);
+        try {
+          this.#arm(now);
+        } catch (error) {
+          // No wake-up can be had from the clock: nobody in the line can
+          // start, so they are all told rather than left waiting forever.
+          for (let waiter = line.shift(); waiter; waiter = line.shift()) waiter.waitFailed(error);
+        }
         return;
       }
       this.active++;
@@ -79,13 +93,14 @@ export class RatedFifoSlotPool implements SlotPool {
 
   #arm(now: number): void {
     if (this.#timer !== undefined) return;
-    const timer = this.#timer = new AbortController();
+    const timer = new AbortController();
     const ms = Math.max(0, this.rate.nextFree(now) - now);
-    this.clock.sleep(ms, timer.signal).then(() => {
+    sleepOn(this.clock, ms, timer.signal, "rate wait ms").then(() => {
       if (this.#timer !== timer) return;
       this.#timer = undefined;
       this.#serve();
     }, () => {/* disarmed on purpose */});
+    this.#timer = timer;
   }
 
   #disarm(): void {

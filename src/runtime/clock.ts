@@ -4,10 +4,21 @@
  *
  * @module
  */
+import { received } from "../_validate.ts";
+import {
+  LongTimeout,
+  MAX_TIMEOUT_MS,
+  startTimeout,
+  stopTimeout,
+  type Timeout,
+} from "./_long_timeout.ts";
 
 /**
- * A source of time. `sleep` must reject with `signal.reason` as soon as the
- * signal aborts, and must not keep any timer alive after it settles.
+ * A source of time. `sleep` must return a Promise, reject with
+ * `signal.reason` as soon as the signal aborts, and keep no timer alive after
+ * it settles. It may be asked for any finite duration (a 30-day timeout
+ * arrives as 2_592_000_000 ms): `setTimeout` alone overflows above
+ * 2^31 - 1 ms and fires at once.
  *
  * @example A clock of your own, here one that counts its sleeps
  * ```ts
@@ -70,15 +81,41 @@ function fireEntry(entry: TimerEntry): void {
 }
 
 /**
+ * Calls `clock.sleep` and checks that it kept its contract: a clock whose
+ * sleep returns no promise would make every wait on it end at once. Throws
+ * (TypeError, or what the clock threw) synchronously, so that a caller can
+ * undo what it had set up. `what` says what the sleep was for.
+ */
+export function sleepOn(
+  clock: Clock,
+  ms: number,
+  signal: AbortSignal,
+  what: string,
+): Promise<void> {
+  const sleeping = clock.sleep(ms, signal);
+  if (sleeping instanceof Promise) return sleeping;
+  if (typeof (sleeping as PromiseLike<void> | undefined)?.then !== "function") {
+    throw new TypeError(
+      `the runtime's clock.sleep must return a Promise, got ${received(sleeping)} (${what} ${ms})`,
+    );
+  }
+  return Promise.resolve(sleeping);
+}
+
+/**
  * The system clock: `Date.now()` and `setTimeout`, with the timer cleared when
- * the signal aborts so nothing leaks. The default of every runtime; internal.
+ * the signal aborts so nothing leaks. Any finite duration works: one longer
+ * than setTimeout can hold (2^31 - 1 ms) is chained on the monotonic clock.
+ * The default of every runtime; internal.
  */
 export const systemClock: TimerClock = {
   [startTimer](ms: number, entry: TimerEntry): void {
-    entry._clockState = setTimeout(fireEntry, ms, entry);
+    entry._clockState = ms <= MAX_TIMEOUT_MS
+      ? setTimeout(fireEntry, ms, entry)
+      : new LongTimeout(ms, () => fireEntry(entry));
   },
   [stopTimer](entry: TimerEntry): void {
-    if (entry._clockState !== undefined) clearTimeout(entry._clockState as number);
+    if (entry._clockState !== undefined) stopTimeout(entry._clockState as Timeout);
     entry._clockState = undefined;
   },
   now(): number {
@@ -86,15 +123,15 @@ export const systemClock: TimerClock = {
   },
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     if (signal === undefined) {
-      return new Promise((resolve) => setTimeout(resolve, ms));
+      return new Promise((resolve) => startTimeout(resolve, ms));
     }
     if (signal.aborted) return Promise.reject(signal.reason);
     return new Promise((resolve, reject) => {
       const onAbort = () => {
-        clearTimeout(timer);
+        stopTimeout(timer);
         reject(signal.reason);
       };
-      const timer = setTimeout(() => {
+      const timer = startTimeout(() => {
         signal.removeEventListener("abort", onAbort);
         resolve();
       }, ms);

@@ -6,11 +6,11 @@
  */
 import { getLogger } from "@logtape/logtape";
 import type { AppL, ScopeOptions } from "../app/app.ts";
-import { refuseInsideScript } from "../app/_guard.ts";
+import { isInsideScript, refuseInsideScript } from "../app/_guard.ts";
 import { checkScopeOptions } from "../app/_options.ts";
 import { Scope } from "../app/scope.ts";
-import { RuntimeDisposedError } from "../errors.ts";
-import { requireFunction } from "../_validate.ts";
+import { NestedForkError, RuntimeDisposedError } from "../errors.ts";
+import { detachedCall, requireFunction } from "../_validate.ts";
 import { checkRuntimeOptions } from "./_runtime_options.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { RuntimeCore } from "./core.ts";
@@ -215,9 +215,17 @@ export class Runtime implements AsyncDisposable {
     return this.#core.seed;
   }
 
+  /** The runtime's core, or a TypeError saying how to call `method`. */
+  static #coreOf(runtime: Runtime | undefined, method: string): RuntimeCore {
+    if (typeof runtime !== "object" || runtime === null || !(#core in runtime)) {
+      throw detachedCall("runtime", method);
+    }
+    return runtime.#core;
+  }
+
   /** The pool's counters now. */
   stats(): PoolStats {
-    const core = this.#core;
+    const core = Runtime.#coreOf(this, "stats");
     const stats: PoolStats = {
       max: core.slots.max,
       active: core.slots.active,
@@ -239,6 +247,7 @@ export class Runtime implements AsyncDisposable {
    */
   runApp<T>(body: (app: AppL) => Promise<T>, options?: ScopeOptions): Promise<T> {
     try {
+      Runtime.#coreOf(this, "runApp");
       return this.#startApp(body, options).running;
     } catch (error) {
       return Promise.reject(error);
@@ -268,6 +277,23 @@ export class Runtime implements AsyncDisposable {
    * Later `runApp` calls reject with `RuntimeDisposedError`. Idempotent.
    */
   [Symbol.asyncDispose](): Promise<void> {
+    try {
+      Runtime.#coreOf(this, "[Symbol.asyncDispose]");
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    // Disposal waits for every process: awaited by one of them, it never ends.
+    if (this.#apps.size > 0 && isInsideScript()) {
+      return Promise.reject(
+        new NestedForkError(
+          "runtime[Symbol.asyncDispose]",
+          "runtime[Symbol.asyncDispose] was called from inside a process or an evalLang script " +
+            "while the runtime's apps are running: it waits until every process has stopped, " +
+            "the caller included, so it would never resolve. Return (or throw) to the " +
+            "application layer and dispose of the runtime there.",
+        ),
+      );
+    }
     if (this.#disposal === undefined) {
       const reason = new RuntimeDisposedError("the runtime was disposed while the app was running");
       for (const scope of this.#apps.keys()) scope.cancel(reason);

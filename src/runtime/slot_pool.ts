@@ -5,7 +5,7 @@
 // priorities), _rate_window.ts (the start rate) and _rated_fifo.ts (fifo
 // under a start rate).
 import { QueueNode } from "../_linked_queue.ts";
-import type { Clock } from "./clock.ts";
+import { type Clock, sleepOn } from "./clock.ts";
 import type { RandomStream } from "./random.ts";
 import { type RateOptions, SlidingWindow, type StartRate } from "./_rate_window.ts";
 import { RatedFifoSlotPool } from "./_rated_fifo.ts";
@@ -40,6 +40,13 @@ export abstract class SlotWaiter extends QueueNode {
 
   /** Runs once, with the slot already held by this waiter. */
   abstract slotGranted(): void;
+
+  /**
+   * Runs at most once, instead of `slotGranted`, when the pool cannot go on
+   * waiting for this waiter (a retry sleep on the runtime's clock failed);
+   * the pool has already let go of it.
+   */
+  abstract waitFailed(reason: unknown): void;
 }
 
 export interface SlotPool {
@@ -147,30 +154,41 @@ class BackoffSlotPool extends LocalSlots implements SlotPool {
 
   enqueue(waiter: SlotWaiter): void {
     const retry = { attempt: 0, controller: new AbortController() };
-    this.#waiting.set(waiter, retry);
+    // Counted in `waiting` only once its first sleep is on the clock: a sleep
+    // that throws leaves nothing behind, and the fork rejects with the error.
     this.#sleep(waiter, retry);
+    this.#waiting.set(waiter, retry);
   }
 
   /** The sleep before retry number `attempt + 1`, in ms. */
   delayFor(attempt: number): number {
     const { initialMs, factor, maxMs, jitter } = this.policy;
-    const base = Math.min(maxMs, initialMs * factor ** attempt);
+    // factor^k overflows to Infinity after enough retries: the cap takes over
+    // (and a NaN could only ever become the cap, never a sleep).
+    const grown = initialMs * factor ** attempt;
+    const base = grown < maxMs ? grown : maxMs;
     return base * (1 + jitter * (2 * this.random.next() - 1));
   }
 
+  /** Puts the waiter's next sleep on the clock; throws if the clock fails to sleep. */
   #sleep(waiter: SlotWaiter, retry: Retry): void {
     let ms = this.delayFor(retry.attempt++);
     if (this.rate !== undefined && this.active < this.max) {
       const now = this.clock.now();
       ms = Math.max(ms, this.rate.nextFree(now) - now);
     }
-    this.clock.sleep(ms, retry.controller.signal).then(() => {
+    sleepOn(this.clock, ms, retry.controller.signal, "backoff sleep ms").then(() => {
       if (this.#waiting.get(waiter) !== retry) return;
       if (this.tryAcquire()) {
         this.#leave(waiter);
         waiter.slotGranted();
-      } else {
+        return;
+      }
+      try {
         this.#sleep(waiter, retry);
+      } catch (error) {
+        this.#leave(waiter);
+        waiter.waitFailed(error);
       }
     }, () => {/* withdrawn: the sleep was aborted on purpose */});
   }

@@ -93,6 +93,11 @@ export function backoff(options: BackoffOptions = {}): WaitPolicy {
   requireObject("backoff options", options);
   const { initialMs = 1, factor = 2, maxMs = 1000, jitter = 0.5 } = options;
   requireDuration("backoff initialMs", initialMs);
+  // A first sleep of 0 never grows (0 · factor^k) and, on a virtual clock,
+  // retries at one instant forever without letting time move.
+  if (initialMs === 0) {
+    throw new RangeError("backoff initialMs must be greater than 0, got 0");
+  }
   requireDuration("backoff maxMs", maxMs);
   requireNumber("backoff factor", factor);
   requireNumber("backoff jitter", jitter);

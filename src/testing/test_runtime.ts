@@ -122,6 +122,10 @@ class AutoAdvancingRuntime extends Runtime implements TestRuntime {
   }
 
   override runApp<T>(body: (app: AppL) => Promise<T>, options?: ScopeOptions): Promise<T> {
+    // Detached (`const { runApp } = runtime`): the base method says how to call it.
+    if (!(this instanceof AutoAdvancingRuntime)) {
+      return Runtime.prototype.runApp.call(this, body) as Promise<T>;
+    }
     let started;
     const app = { bodyDone: false } as RunningApp;
     // Watches the body only to say, if the program gets stuck, whether it still runs.
