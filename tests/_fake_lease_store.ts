@@ -6,6 +6,7 @@ import type {
   Fence,
   FleetView,
   LeaseStore,
+  Notice,
   ReleaseResult,
   ReleaseSubscription,
   RenewResult,
@@ -30,7 +31,7 @@ export class FakeLeaseStore implements LeaseStore {
   othersWaiting = 0;
   earliestMs = -1;
   #nextFence = 1;
-  #onRelease: (() => void) | undefined;
+  #onNotice: ((notice: Notice, holder: string | undefined) => void) | undefined;
   subscriptions = 0;
   /** What each subscription's `ready` is; `never()` for a store that does not answer. */
   subscribeReady: () => Promise<void> = () => Promise.resolve();
@@ -90,22 +91,22 @@ export class FakeLeaseStore implements LeaseStore {
     return Promise.resolve({ othersWaiting: this.othersWaiting, earliestMs: this.earliestMs });
   }
 
-  subscribe(onRelease: () => void): ReleaseSubscription {
+  subscribe(onNotice: (notice: Notice, holder: string | undefined) => void): ReleaseSubscription {
     this.subscriptions++;
-    this.#onRelease = onRelease;
+    this.#onNotice = onNotice;
     return {
       ready: this.subscribeReady(),
       close: () => {
         this.closedSubscriptions++;
-        this.#onRelease = undefined;
+        this.#onNotice = undefined;
         return Promise.resolve();
       },
     };
   }
 
-  /** Delivers a release notice, as pub/sub would. */
-  notify(): void {
-    this.#onRelease?.();
+  /** Delivers a notice, as pub/sub would. */
+  notify(notice: Notice = "released", holder?: string): void {
+    this.#onNotice?.(notice, holder);
   }
 }
 

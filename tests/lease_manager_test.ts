@@ -203,6 +203,24 @@ Deno.test("lease manager: releasing", async (t) => {
     await manager.dispose();
   });
 
+  await t.step("another holder starting to wait sends idle and freed leases back", async () => {
+    const { store, manager, waiters } = setup(3);
+    const [a, b, c] = await waiters(3);
+    manager.release(a.lease!);
+    assertEquals(manager.idle, 1);
+    store.notify("wanted", "me"); // its own notice changes nothing
+    assertEquals(manager.idle, 1);
+    store.notify("wanted", "other");
+    assertEquals(manager.idle, 0);
+    const d = new Waiter();
+    manager.enqueue(d);
+    manager.release(b.lease!); // not to the local fork: the fleet first
+    await turn();
+    assertEquals(store.ops("release").map((call) => call.arg), [[1, 2]]);
+    assertEquals(c.lease?.signal.aborted, false);
+    await manager.dispose();
+  });
+
   await t.step("an idle lease is kept a moment for tryTake, then returned", async () => {
     const { store, manager, waiters, clock } = setup(2, { idleKeepMs: 5 });
     const [a, b] = await waiters(2);

@@ -112,6 +112,12 @@ export class HeldLeases {
     if (this.#releases.length === 1) queueMicrotask(() => this.#sendReleases());
   }
 
+  /** Another holder started waiting: from now on freed leases go back, idle ones at once (S4). */
+  othersWant(): void {
+    this.othersWaiting = Math.max(this.othersWaiting, 1);
+    this.#flushIdle(true);
+  }
+
   /** Stops every timer; returns the fences still to give back (held, or queued for release). */
   close(): Fence[] {
     this.#closed = true;

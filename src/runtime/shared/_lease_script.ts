@@ -20,6 +20,8 @@
 //   wait n             -> {0, others, earliestMs}            or {1, storedLimit}
 // `others` is how many other holders wait now; earliestMs is the time until
 // the earliest lease deadline, -1 without leases.
+// Notices on the channel: 'r' when leases were released while others wait,
+// 'w:<holder>' when a holder starts waiting.
 export const LEASE_SCRIPT = `
 if redis.replicate_commands then redis.replicate_commands() end
 local leases, held, want, waiters, meta, fencekey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -71,7 +73,10 @@ local function others_and_participants()
   return others, participants
 end
 
+-- A holder that starts waiting tells the others at once ('w:<holder>'), so that one
+-- handing its leases to its own forks gives them back instead (S4).
 local function set_want(n)
+  if n > 0 and not redis.call('HGET', want, holder) then redis.call('PUBLISH', channel, 'w:' .. holder) end
   if n > 0 then
     redis.call('HSET', want, holder, n)
     redis.call('ZADD', waiters, now + ttl, holder)
@@ -177,7 +182,7 @@ if op == 'release' then
     redis.call('HDEL', held, holder)
   end
   local others = others_waiting()
-  if released > 0 and others > 0 then redis.call('PUBLISH', channel, released) end
+  if released > 0 and others > 0 then redis.call('PUBLISH', channel, 'r') end
   tidy()
   return {0, others, released}
 end

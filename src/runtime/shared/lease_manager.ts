@@ -272,8 +272,11 @@ export class LeaseManager {
   }
 
   #subscribe(): ReleaseSubscription {
-    const subscription = this.#store.subscribe(() => {
-      if (this.#waiters.size > 0 && !this.#disposed) {
+    const subscription = this.#store.subscribe((notice, holder) => {
+      if (this.#disposed) return;
+      if (notice === "wanted") {
+        if (holder !== this.holder) this.#held.othersWant();
+      } else if (this.#waiters.size > 0) {
         this.#pollAttempt = 0;
         this.#pump();
       }

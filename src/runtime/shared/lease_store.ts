@@ -17,6 +17,9 @@ export interface FleetView {
   readonly earliestMs: number;
 }
 
+/** What a subscription hears: leases released, or a holder waiting. */
+export type Notice = "released" | "wanted";
+
 /** The answer to {@linkcode LeaseStore.acquire}. */
 export interface AcquireResult extends FleetView {
   /** The leases granted, in increasing fence order; possibly fewer than asked, possibly none. */
@@ -67,10 +70,15 @@ export interface LeaseStore {
   acquire(holder: string, want: number): Promise<AcquireResult>;
   /** Extends every given live lease of `holder` to leaseMs from now; reports those lost. */
   renew(holder: string, fences: readonly Fence[]): Promise<RenewResult>;
-  /** Gives leases back; publishes a release notice when others wait. */
+  /** Gives leases back; publishes "released" when others wait. */
   release(holder: string, fences: readonly Fence[]): Promise<ReleaseResult>;
-  /** Sets how many leases `holder` waits for (0 withdraws); refreshes the wait record. */
+  /** Sets how many leases `holder` waits for (0 withdraws); refreshes the wait record. A
+   * holder that starts waiting (here or in acquire) publishes "wanted". */
   wait(holder: string, want: number): Promise<FleetView>;
-  /** Calls `onRelease` for each release notice on this key, from a connection of its own. */
-  subscribe(onRelease: () => void): ReleaseSubscription;
+  /**
+   * Calls `onNotice` for each notice on this key, from a connection of its
+   * own: "released" when leases went back while others wait, "wanted" (with
+   * the holder) when a holder starts waiting.
+   */
+  subscribe(onNotice: (notice: Notice, holder: string | undefined) => void): ReleaseSubscription;
 }

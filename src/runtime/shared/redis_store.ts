@@ -8,6 +8,7 @@ import type {
   Fence,
   FleetView,
   LeaseStore,
+  Notice,
   ReleaseResult,
   ReleaseSubscription,
   RenewResult,
@@ -86,14 +87,16 @@ export class RedisLeaseStore implements LeaseStore {
     return { othersWaiting: reply[1], earliestMs: reply[2] };
   }
 
-  subscribe(onRelease: () => void): ReleaseSubscription {
+  subscribe(onNotice: (notice: Notice, holder: string | undefined) => void): ReleaseSubscription {
     const connection = this.#client.duplicate();
     // Without a listener ioredis prints every connection error; the lease
     // manager learns about an unreachable store from its own calls instead.
     connection.on("error", () => {});
     const channel = this.#names.channel;
-    connection.on("message", (from: string) => {
-      if (from === channel) onRelease();
+    connection.on("message", (from: string, message: string) => {
+      if (from !== channel) return;
+      if (message.startsWith("w:")) onNotice("wanted", message.slice(2));
+      else onNotice("released", undefined);
     });
     let subscribed = false;
     const ready = connection.subscribe(channel).then(() => {
