@@ -30,8 +30,10 @@ export class FakeLeaseStore implements LeaseStore {
   readonly held = new Set<Fence>();
   othersWaiting = 0;
   earliestMs = -1;
+  /** What every answer says a holder may keep while others wait; 0: give everything back. */
+  share = 0;
   #nextFence = 1;
-  #onNotice: ((notice: Notice, holder: string | undefined) => void) | undefined;
+  #onNotice: ((notice: Notice) => void) | undefined;
   subscriptions = 0;
   /** What each subscription's `ready` is; `never()` for a store that does not answer. */
   subscribeReady: () => Promise<void> = () => Promise.resolve();
@@ -65,6 +67,7 @@ export class FakeLeaseStore implements LeaseStore {
       granted,
       othersWaiting: this.othersWaiting,
       earliestMs: this.earliestMs,
+      share: this.share,
     });
   }
 
@@ -76,6 +79,7 @@ export class FakeLeaseStore implements LeaseStore {
       lost,
       othersWaiting: this.othersWaiting,
       earliestMs: this.earliestMs,
+      share: this.share,
     });
   }
 
@@ -83,15 +87,19 @@ export class FakeLeaseStore implements LeaseStore {
     const call = this.#record("release", holder, [...fences]);
     if (this.releaseOverride) return Promise.resolve(this.releaseOverride(call));
     const released = fences.filter((fence) => this.held.delete(fence)).length;
-    return Promise.resolve({ released, othersWaiting: this.othersWaiting });
+    return Promise.resolve({ released, othersWaiting: this.othersWaiting, share: this.share });
   }
 
   wait(holder: string, want: number): Promise<FleetView> {
     this.#record("wait", holder, want);
-    return Promise.resolve({ othersWaiting: this.othersWaiting, earliestMs: this.earliestMs });
+    return Promise.resolve({
+      othersWaiting: this.othersWaiting,
+      earliestMs: this.earliestMs,
+      share: this.share,
+    });
   }
 
-  subscribe(onNotice: (notice: Notice, holder: string | undefined) => void): ReleaseSubscription {
+  subscribe(onNotice: (notice: Notice) => void): ReleaseSubscription {
     this.subscriptions++;
     this.#onNotice = onNotice;
     return {
@@ -105,8 +113,8 @@ export class FakeLeaseStore implements LeaseStore {
   }
 
   /** Delivers a notice, as pub/sub would. */
-  notify(notice: Notice = "released", holder?: string): void {
-    this.#onNotice?.(notice, holder);
+  notify(notice: Notice = { kind: "released" }): void {
+    this.#onNotice?.(notice);
   }
 }
 

@@ -4,40 +4,11 @@
 import { assert, assertEquals, assertInstanceOf } from "@std/assert";
 import { Redis } from "ioredis";
 import { LeaseLostError } from "../mod.ts";
-import {
-  type Lease,
-  LeaseManager,
-  type LeaseManagerOptions,
-  LeaseWaiter,
-} from "../src/runtime/shared/lease_manager.ts";
+import { LeaseManager, type LeaseManagerOptions } from "../src/runtime/shared/lease_manager.ts";
 import { redisKeys, RedisLeaseStore } from "../src/runtime/shared/redis_store.ts";
 import { BlackholeProxy } from "./_blackhole_proxy.ts";
+import { waitFor } from "./_lease_waiter.ts";
 import { redisFixture, sleep, until, within } from "./_redis_fixture.ts";
-
-class Waiter extends LeaseWaiter {
-  readonly granted: Promise<Lease>;
-  #resolve!: (lease: Lease) => void;
-  #reject!: (error: unknown) => void;
-  constructor() {
-    super();
-    this.granted = new Promise((resolve, reject) => {
-      this.#resolve = resolve;
-      this.#reject = reject;
-    });
-  }
-  leaseGranted(lease: Lease): void {
-    this.#resolve(lease);
-  }
-  leaseRefused(error: unknown): void {
-    this.#reject(error);
-  }
-}
-
-function waitFor(manager: LeaseManager): Waiter {
-  const waiter = new Waiter();
-  manager.enqueue(waiter);
-  return waiter;
-}
 
 /** Polling slow enough that only a release notice (or a deadline) can explain a prompt wake. */
 const NO_POLLING: Partial<LeaseManagerOptions> = { pollMinMs: 30_000, pollMaxMs: 30_000 };

@@ -152,7 +152,7 @@ Deno.test("lease manager: holding", async (t) => {
     store.renewOverride = (call) =>
       call.at === 1_000
         ? new Promise((resolve) =>
-          answer = () => resolve({ lost: [], othersWaiting: 0, earliestMs: -1 })
+          answer = () => resolve({ lost: [], othersWaiting: 0, earliestMs: -1, share: 0 })
         )
         : never();
     await clock.advance(1_500);
@@ -208,9 +208,9 @@ Deno.test("lease manager: releasing", async (t) => {
     const [a, b, c] = await waiters(3);
     manager.release(a.lease!);
     assertEquals(manager.idle, 1);
-    store.notify("wanted", "me"); // its own notice changes nothing
+    store.notify({ kind: "wanted", holder: "me", share: 0 }); // its own notice changes nothing
     assertEquals(manager.idle, 1);
-    store.notify("wanted", "other");
+    store.notify({ kind: "wanted", holder: "other", share: 0 });
     assertEquals(manager.idle, 0);
     const d = new Waiter();
     manager.enqueue(d);
@@ -220,6 +220,24 @@ Deno.test("lease manager: releasing", async (t) => {
     assertEquals(c.lease?.signal.aborted, false);
     await manager.dispose();
   });
+
+  await t.step(
+    "at its share, a freed lease goes to a local fork even while others wait",
+    async () => {
+      const { store, manager, waiters } = setup(1);
+      store.othersWaiting = 1;
+      store.share = 1;
+      const [first, second] = await waiters(2);
+      manager.release(first.lease!);
+      assertEquals(second.lease?.fence, first.lease?.fence);
+      await turn();
+      assertEquals(store.ops("release"), []);
+      manager.release(second.lease!); // no local fork left: back to the fleet, not idle
+      await turn();
+      assertEquals(store.ops("release").map((c) => c.arg), [[1]]);
+      await manager.dispose();
+    },
+  );
 
   await t.step("an idle lease is kept a moment for tryTake, then returned", async () => {
     const { store, manager, waiters, clock } = setup(2, { idleKeepMs: 5 });
@@ -243,7 +261,7 @@ Deno.test("lease manager: releasing", async (t) => {
       let answer: () => void = () => {};
       store.acquireOverride = () =>
         new Promise((resolve) =>
-          answer = () => resolve({ granted: [7], othersWaiting: 0, earliestMs: -1 })
+          answer = () => resolve({ granted: [7], othersWaiting: 0, earliestMs: -1, share: 0 })
         );
       const w = new Waiter();
       manager.enqueue(w);

@@ -86,6 +86,19 @@ Deno.test("redis lease store: the fleet", async (t) => {
     },
   );
 
+  await t.step(
+    "every answer carries the share: limit / holders taking part, rounded down",
+    async () => {
+      const store = fx.store({ limit: 8 });
+      const a = await store.acquire("A", 8);
+      assertEquals(a.share, 8);
+      assertEquals((await store.acquire("B", 1)).share, 4);
+      assertEquals((await store.wait("C", 1)).share, 2);
+      assertEquals((await store.renew("A", a.granted)).share, 2);
+      assertEquals((await store.release("A", a.granted)).share, 2); // A still counts while it asks
+    },
+  );
+
   await t.step("a waiter alone keeps the limit remembered", async () => {
     const key = "mismatch-waiter";
     await fx.store({ key, limit: 1 }).wait("A", 1);
@@ -96,9 +109,11 @@ Deno.test("redis lease store: the fleet", async (t) => {
     const store = fx.store({ limit: 2 });
     const notices: string[] = [];
     let released: () => void = () => {};
-    const subscription = store.subscribe((notice, holder) => {
-      notices.push(holder === undefined ? notice : `${notice} ${holder}`);
-      if (notice === "released") released();
+    const subscription = store.subscribe((notice) => {
+      notices.push(
+        notice.kind === "wanted" ? `wanted ${notice.holder} ${notice.share}` : notice.kind,
+      );
+      if (notice.kind === "released") released();
     });
     try {
       await subscription.ready;
@@ -112,7 +127,7 @@ Deno.test("redis lease store: the fleet", async (t) => {
       assertEquals((await store.release("A", a.granted)).othersWaiting, 1);
       await within(notice, 5_000, "release notice");
       // Notices arrive in publish order, so any extra one would show here.
-      assertEquals(notices, ["wanted B", "released"]);
+      assertEquals(notices, ["wanted B 1", "released"]); // A and B take part: a share is 2 / 2
     } finally {
       await subscription.close();
     }

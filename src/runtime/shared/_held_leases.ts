@@ -49,8 +49,10 @@ export interface HeldLeasesOptions {
 }
 
 export class HeldLeases {
-  /** Other holders waiting, as the store last said (S4: they go first). */
+  /** Other holders waiting, as the store last said (S4). */
   othersWaiting = 0;
+  /** Leases this runtime may keep for its own forks while others wait, as the store last said. */
+  share = Infinity;
   readonly #options: HeldLeasesOptions;
   readonly #entries = new Map<Fence, LeaseEntry>();
   readonly #idle: LeaseEntry[] = [];
@@ -112,10 +114,16 @@ export class HeldLeases {
     if (this.#releases.length === 1) queueMicrotask(() => this.#sendReleases());
   }
 
-  /** Another holder started waiting: from now on freed leases go back, idle ones at once (S4). */
-  othersWant(): void {
-    this.othersWaiting = Math.max(this.othersWaiting, 1);
-    this.#flushIdle(true);
+  /** What the store said about the fleet. */
+  heard(view: { readonly othersWaiting: number; readonly share: number }): void {
+    this.othersWaiting = view.othersWaiting;
+    this.share = view.share;
+    if (view.othersWaiting > 0) this.#flushIdle(true);
+  }
+
+  /** Another holder started waiting: idle leases go back at once, and those above the share (S4). */
+  othersWant(share: number): void {
+    this.heard({ othersWaiting: Math.max(this.othersWaiting, 1), share });
   }
 
   /** Stops every timer; returns the fences still to give back (held, or queued for release). */
@@ -140,7 +148,6 @@ export class HeldLeases {
       const result = await store.renew(holder, fences);
       if (this.#closed) return;
       health.recovered();
-      this.othersWaiting = result.othersWaiting;
       const lost = new Set(result.lost);
       for (const fence of fences) {
         const entry = this.#entries.get(fence);
@@ -148,7 +155,7 @@ export class HeldLeases {
         if (lost.has(fence)) this.#lose(entry);
         else entry.deadline = sentAt + store.leaseMs; // S2: from the send time
       }
-      if (this.othersWaiting > 0) this.#flushIdle(true);
+      this.heard(result);
       this.#armDeadline();
     } catch (error) {
       if (this.#closed) return;
@@ -199,7 +206,7 @@ export class HeldLeases {
     if (fences.length === 0 || this.#closed) return;
     try {
       const result = await this.#options.store.release(this.#options.holder, fences);
-      this.othersWaiting = result.othersWaiting;
+      if (!this.#closed) this.heard(result);
     } catch (error) {
       // The leases expire in the store: the bound holds, capacity returns later.
       if (!this.#closed) this.#options.health.failed("release", error);

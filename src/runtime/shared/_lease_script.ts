@@ -14,14 +14,15 @@
 //   5 meta     hash   limit -> the key's limit, while any lease or waiter exists
 //   6 fence    string the last fencing token granted (never expires)
 // ARGV: 1 op, 2 channel, 3 holder, 4 limit, 5 wait-record ttl ms, 6.. op arguments
-//   acquire n leaseMs  -> {0, others, earliestMs, fence...}  or {1, storedLimit}
-//   renew leaseMs fence... -> {0, others, earliestMs, lostFence...}
-//   release fence...   -> {0, others, released}
-//   wait n             -> {0, others, earliestMs}            or {1, storedLimit}
+//   acquire n leaseMs  -> {0, others, earliestMs, share, fence...}  or {1, storedLimit}
+//   renew leaseMs fence... -> {0, others, earliestMs, share, lostFence...}
+//   release fence...   -> {0, others, released, share}
+//   wait n             -> {0, others, earliestMs, share}            or {1, storedLimit}
 // `others` is how many other holders wait now; earliestMs is the time until
-// the earliest lease deadline, -1 without leases.
+// the earliest lease deadline, -1 without leases; share is floor(limit /
+// holders taking part), what a holder may keep for itself while others wait.
 // Notices on the channel: 'r' when leases were released while others wait,
-// 'w:<holder>' when a holder starts waiting.
+// 'w:<share>:<holder>' when a holder starts waiting.
 export const LEASE_SCRIPT = `
 if redis.replicate_commands then redis.replicate_commands() end
 local leases, held, want, waiters, meta, fencekey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -73,13 +74,22 @@ local function others_and_participants()
   return others, participants
 end
 
--- A holder that starts waiting tells the others at once ('w:<holder>'), so that one
--- handing its leases to its own forks gives them back instead (S4).
+-- Leases a holder may keep for its own forks while others wait (S4): an equal
+-- share rounded down. (Grants round up, so no capacity stays idle; holders
+-- above the rounded-down share give back, so the extra rotates.)
+local function share()
+  local _, participants = others_and_participants()
+  return math.floor(limit / participants)
+end
+
+-- A holder that starts waiting tells the others at once ('w:<share>:<holder>'),
+-- so that those handing leases to their own forks above the share give them back.
 local function set_want(n)
-  if n > 0 and not redis.call('HGET', want, holder) then redis.call('PUBLISH', channel, 'w:' .. holder) end
+  local was = redis.call('HGET', want, holder)
   if n > 0 then
     redis.call('HSET', want, holder, n)
     redis.call('ZADD', waiters, now + ttl, holder)
+    if not was then redis.call('PUBLISH', channel, 'w:' .. share() .. ':' .. holder) end
   else
     redis.call('HDEL', want, holder)
     redis.call('ZREM', waiters, holder)
@@ -126,7 +136,7 @@ if op == 'acquire' then
     grant = math.min(grant, math.ceil(limit / participants) - mine)
   end
   if grant < 0 then grant = 0 end
-  local out = {0, others, 0}
+  local out = {0, others, 0, 0}
   if grant > 0 then
     -- S8: strictly increasing per key; never below Redis's clock in microseconds,
     -- so tokens keep increasing across a restart that lost the counter.
@@ -147,6 +157,7 @@ if op == 'acquire' then
   end
   set_want(n - grant)
   out[3] = earliest()
+  out[4] = share()
   tidy()
   return out
 end
@@ -154,7 +165,7 @@ end
 if op == 'renew' then
   local lease_ms = tonumber(ARGV[6])
   local deadline = now + lease_ms
-  local out = {0, others_waiting(), 0}
+  local out = {0, others_waiting(), 0, share()}
   for i = 7, #ARGV do
     local m = ARGV[i] .. ':' .. holder
     -- Conditional: only a live lease of this holder; a late renewal of an
@@ -183,8 +194,9 @@ if op == 'release' then
   end
   local others = others_waiting()
   if released > 0 and others > 0 then redis.call('PUBLISH', channel, 'r') end
+  local out = {0, others, released, share()}
   tidy()
-  return {0, others, released}
+  return out
 end
 
 if op == 'wait' then
@@ -194,7 +206,7 @@ if op == 'wait' then
     if stored then tidy() return {1, stored} end
   end
   set_want(n)
-  local out = {0, others_waiting(), earliest()}
+  local out = {0, others_waiting(), earliest(), share()}
   tidy()
   return out
 end

@@ -71,6 +71,7 @@ export class LeaseManager {
   #acquiring = false;
   #pumpQueued = false;
   #acquireAgain = false;
+  #newDemand = false;
   #pollAttempt = 0;
   #failing = false;
   #disposed = false;
@@ -142,7 +143,7 @@ export class LeaseManager {
       this.#pumpQueued = true;
       queueMicrotask(() => {
         this.#pumpQueued = false;
-        this.#pump();
+        this.#pump(true);
       });
     }
   }
@@ -154,16 +155,25 @@ export class LeaseManager {
     return true;
   }
 
-  /** A process holding `lease` has stopped: the lease goes to the store, a local fork, or idles. */
+  /**
+   * A process holding `lease` has stopped. While other runtimes wait, a lease
+   * above this runtime's share goes back to the store (S4); otherwise it goes
+   * to a local fork, or idles a moment (not while others wait).
+   */
   release(lease: Lease): void {
     const entry = lease as LeaseEntry;
-    if (entry.lost || this.#disposed || this.#held.othersWaiting > 0) {
-      return this.#held.giveBack(entry); // S4: while others wait, the fleet goes first
+    const held = this.#held;
+    const othersWait = held.othersWaiting > 0;
+    if (entry.lost || this.#disposed || (othersWait && held.size > held.share)) {
+      return held.giveBack(entry);
     }
     const waiter = this.#waiters.shift();
-    if (waiter === undefined) return this.#held.park(entry);
-    entry.busy = true;
-    waiter.leaseGranted(entry);
+    if (waiter !== undefined) {
+      entry.busy = true;
+      return waiter.leaseGranted(entry);
+    }
+    if (othersWait) held.giveBack(entry);
+    else held.park(entry);
   }
 
   /**
@@ -189,17 +199,25 @@ export class LeaseManager {
     limit.abort();
   }
 
-  async #pump(): Promise<void> {
+  /**
+   * Asks the store for what the waiting forks need. `newDemandOnly` (a fork
+   * was queued): skip the round trip when the store already knows this
+   * demand and a retry is scheduled, so forks cycling through local hand-offs
+   * cost the store nothing.
+   */
+  async #pump(newDemandOnly = false): Promise<void> {
     if (this.#disposed) return;
     for (let entry; this.#waiters.size > 0 && (entry = this.#held.takeIdle()) !== undefined;) {
       this.#waiters.shift()!.leaseGranted(entry);
     }
     if (this.#acquiring) {
-      this.#acquireAgain = true;
+      if (newDemandOnly) this.#newDemand = true;
+      else this.#acquireAgain = true;
       return;
     }
     const wanted = () => Math.max(0, Math.min(this.#waiters.size, this.#maxHeld - this.#held.size));
     if (wanted() === 0 && this.#storeWant === 0) return;
+    if (newDemandOnly && wanted() <= this.#storeWant && this.#wake.armed) return;
     this.#acquiring = true;
     this.#wake.clear();
     try {
@@ -209,12 +227,12 @@ export class LeaseManager {
       const sentAt = this.#clock.now();
       const result = want > 0
         ? await this.#store.acquire(this.holder, want)
-        : { ...await this.#store.wait(this.holder, 0), granted: [] };
+        : { ...await this.#store.wait(this.holder, 0), granted: [] as number[] };
       if (this.#disposed) {
         return void this.#store.release(this.holder, result.granted).catch(() => {});
       }
       this.#recovered();
-      this.#held.othersWaiting = result.othersWaiting;
+      this.#held.heard(result);
       this.#storeWant = Math.max(0, want - result.granted.length);
       for (const fence of result.granted) {
         const entry = this.#held.add(fence, sentAt);
@@ -239,10 +257,9 @@ export class LeaseManager {
     } finally {
       this.#acquiring = false;
     }
-    if (this.#acquireAgain) {
-      this.#acquireAgain = false;
-      this.#pump();
-    }
+    const again = this.#acquireAgain, newDemand = this.#newDemand;
+    this.#acquireAgain = this.#newDemand = false;
+    if (again || newDemand) this.#pump(!again);
   }
 
   /** Next try: a release notice, the earliest deadline, or the polling fallback, whichever first. */
@@ -272,10 +289,10 @@ export class LeaseManager {
   }
 
   #subscribe(): ReleaseSubscription {
-    const subscription = this.#store.subscribe((notice, holder) => {
+    const subscription = this.#store.subscribe((notice) => {
       if (this.#disposed) return;
-      if (notice === "wanted") {
-        if (holder !== this.holder) this.#held.othersWant();
+      if (notice.kind === "wanted") {
+        if (notice.holder !== this.holder) this.#held.othersWant(notice.share);
       } else if (this.#waiters.size > 0) {
         this.#pollAttempt = 0;
         this.#pump();

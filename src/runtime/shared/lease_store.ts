@@ -15,10 +15,17 @@ export interface FleetView {
    * or -1 without leases: a waiter wakes then, since expiry publishes nothing.
    */
   readonly earliestMs: number;
+  /**
+   * Leases a holder may keep for its own forks while others wait (S4): an
+   * equal share, rounded down. Above it, a freed lease goes back to the store.
+   */
+  readonly share: number;
 }
 
-/** What a subscription hears: leases released, or a holder waiting. */
-export type Notice = "released" | "wanted";
+/** What a subscription hears: leases released, or a holder starting to wait (and the new share). */
+export type Notice =
+  | { readonly kind: "released" }
+  | { readonly kind: "wanted"; readonly holder: string; readonly share: number };
 
 /** The answer to {@linkcode LeaseStore.acquire}. */
 export interface AcquireResult extends FleetView {
@@ -34,6 +41,8 @@ export interface RenewResult extends FleetView {
 
 /** The answer to {@linkcode LeaseStore.release}. */
 export interface ReleaseResult {
+  /** As in {@linkcode FleetView.share}. */
+  readonly share: number;
   /** How many of the given leases were still held and went back. */
   readonly released: number;
   /** How many other holders wait (they were woken if `released` > 0). */
@@ -77,8 +86,8 @@ export interface LeaseStore {
   wait(holder: string, want: number): Promise<FleetView>;
   /**
    * Calls `onNotice` for each notice on this key, from a connection of its
-   * own: "released" when leases went back while others wait, "wanted" (with
-   * the holder) when a holder starts waiting.
+   * own: "released" when leases went back while others wait, "wanted" when a
+   * holder starts waiting.
    */
-  subscribe(onNotice: (notice: Notice, holder: string | undefined) => void): ReleaseSubscription;
+  subscribe(onNotice: (notice: Notice) => void): ReleaseSubscription;
 }

@@ -40,6 +40,8 @@ export function leaseScriptSha(): Promise<string> {
   return scriptSha;
 }
 
+const RELEASED: Notice = Object.freeze({ kind: "released" });
+
 /** How long closing a pub/sub connection may wait for the server before cutting it. */
 const QUIT_TIMEOUT_MS = 1_000;
 
@@ -68,26 +70,31 @@ export class RedisLeaseStore implements LeaseStore {
   async acquire(holder: string, want: number): Promise<AcquireResult> {
     const reply = await this.#run("acquire", holder, [want, this.leaseMs]);
     this.#checkLimit(reply);
-    return { othersWaiting: reply[1], earliestMs: reply[2], granted: reply.slice(3) };
+    return {
+      othersWaiting: reply[1],
+      earliestMs: reply[2],
+      share: reply[3],
+      granted: reply.slice(4),
+    };
   }
 
   async renew(holder: string, fences: readonly Fence[]): Promise<RenewResult> {
     const reply = await this.#run("renew", holder, [this.leaseMs, ...fences]);
-    return { othersWaiting: reply[1], earliestMs: reply[2], lost: reply.slice(3) };
+    return { othersWaiting: reply[1], earliestMs: reply[2], share: reply[3], lost: reply.slice(4) };
   }
 
   async release(holder: string, fences: readonly Fence[]): Promise<ReleaseResult> {
     const reply = await this.#run("release", holder, fences);
-    return { othersWaiting: reply[1], released: reply[2] };
+    return { othersWaiting: reply[1], released: reply[2], share: reply[3] };
   }
 
   async wait(holder: string, want: number): Promise<FleetView> {
     const reply = await this.#run("wait", holder, [want]);
     this.#checkLimit(reply);
-    return { othersWaiting: reply[1], earliestMs: reply[2] };
+    return { othersWaiting: reply[1], earliestMs: reply[2], share: reply[3] };
   }
 
-  subscribe(onNotice: (notice: Notice, holder: string | undefined) => void): ReleaseSubscription {
+  subscribe(onNotice: (notice: Notice) => void): ReleaseSubscription {
     const connection = this.#client.duplicate();
     // Without a listener ioredis prints every connection error; the lease
     // manager learns about an unreachable store from its own calls instead.
@@ -95,8 +102,13 @@ export class RedisLeaseStore implements LeaseStore {
     const channel = this.#names.channel;
     connection.on("message", (from: string, message: string) => {
       if (from !== channel) return;
-      if (message.startsWith("w:")) onNotice("wanted", message.slice(2));
-      else onNotice("released", undefined);
+      if (!message.startsWith("w:")) return onNotice(RELEASED);
+      const at = message.indexOf(":", 2);
+      onNotice({
+        kind: "wanted",
+        share: Number(message.slice(2, at)),
+        holder: message.slice(at + 1),
+      });
     });
     let subscribed = false;
     const ready = connection.subscribe(channel).then(() => {
