@@ -1,7 +1,8 @@
 /**
  * A capacity shared across OS processes and machines, kept in Redis: every
  * runtime built with the same key runs at most `limit` processes under it, in
- * total. Pass the result as a runtime's shared capacity.
+ * total. Not yet accepted by `Runtime` (its `shared` option is still to come):
+ * for now this factory checks and describes the capacity only.
  *
  * @example
  * ```ts
