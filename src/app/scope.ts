@@ -4,7 +4,7 @@
 import { ScopeClosedError } from "../errors.ts";
 import type { LangL, Process, SharedVar } from "../lang/lang.ts";
 import { requireData, VarCell } from "../lang/shared_var.ts";
-import { detachedCall, requireFunction, requireIterable } from "../_validate.ts";
+import { detachedCall, requireFunction } from "../_validate.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import { withWork } from "../runtime/_hooks.ts";
 import type {
@@ -16,13 +16,16 @@ import type {
   ScopeOptions,
 } from "./app.ts";
 import type { WorkerForkOptions } from "./app.ts";
-import { forkWorker } from "./fork_worker.ts";
 import { LinkedQueue } from "../_linked_queue.ts";
 import { QueuedFork } from "./_queued_fork.ts";
 import { awaitedRecord, ResultWait } from "./_result_wait.ts";
-import { ForkAllRun } from "./fork_all.ts";
-import { ForkAllSettledRun } from "./fork_all_settled.ts";
-import { type BodyEndListener, ForkStream } from "./fork_stream.ts";
+import type { BodyEndListener } from "./fork_stream.ts";
+import {
+  scopeForkAll,
+  scopeForkAllSettled,
+  scopeForkStream,
+  scopeForkWorker,
+} from "./_scope_batches.ts";
 import type { ForkHost } from "./_batch.ts";
 import { refuseInsideScript } from "./_guard.ts";
 import { runInline } from "./_eval_lang.ts";
@@ -122,7 +125,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
 
   forkProcess<T>(process: Process<T>, options?: ForkOptions): Promise<ProcessHandle<T>> {
     try {
-      Scope.#enter(this, "forkProcess");
+      Scope.enter(this, "forkProcess");
       requireFunction("forkProcess process", process);
       const checked = checkForkOptions("forkProcess", options);
       if (checked.signal?.aborted) return Promise.reject(checked.signal.reason);
@@ -136,7 +139,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   }
 
   tryForkProcess<T>(process: Process<T>, options?: ForkOptions): ProcessHandle<T> | undefined {
-    Scope.#enter(this, "tryForkProcess");
+    Scope.enter(this, "tryForkProcess");
     requireFunction("tryForkProcess process", process);
     const checked = checkForkOptions("tryForkProcess", options);
     if (checked.signal?.aborted) throw checked.signal.reason;
@@ -146,7 +149,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
 
   awaitResult<T>(handle: ProcessHandle<T>, options?: AwaitOptions): Promise<T> {
     try {
-      Scope.#enter(this, "awaitResult");
+      Scope.enter(this, "awaitResult");
       const record = awaitedRecord(handle, this.core);
       const checked = checkAwaitOptions(options);
       if (checked.signal?.aborted && record.status === "running") {
@@ -164,22 +167,11 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   }
 
   forkAll<I, T>(items: Items<I>, process: ItemProcess<I, T>, options?: ForkOptions): Promise<T[]> {
-    try {
-      const checked = Scope.#batchCall(this, "forkAll", items, process, options);
-      const run = () => new ForkAllRun<I, T>(this, items, process, checked).promise;
-      return withWork(this.core.hooks, "forkAll", checked.name, run);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return scopeForkAll(this, items, process, options);
   }
 
   forkWorker<I, T>(module: URL | string, input: I, options?: WorkerForkOptions) {
-    try {
-      Scope.#enter(this, "forkWorker");
-      return forkWorker<I, T>(this, module, input, options);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return scopeForkWorker<I, T>(this, module, input, options);
   }
 
   forkAllSettled<I, T>(
@@ -187,23 +179,16 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     process: ItemProcess<I, T>,
     options?: ForkOptions,
   ): Promise<ProcessOutcome<T>[]> {
-    try {
-      const checked = Scope.#batchCall(this, "forkAllSettled", items, process, options);
-      const run = () => new ForkAllSettledRun<I, T>(this, items, process, checked).promise;
-      return withWork(this.core.hooks, "forkAllSettled", checked.name, run);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return scopeForkAllSettled(this, items, process, options);
   }
 
   forkStream<I, T>(items: Items<I>, process: ItemProcess<I, T>, options?: ForkOptions): Stream<T> {
-    const checked = Scope.#batchCall(this, "forkStream", items, process, options);
-    return new ForkStream<I, T>(this, items, process, checked);
+    return scopeForkStream(this, items, process, options);
   }
 
   evalLang<T>(script: Process<T>): Promise<T> {
     try {
-      Scope.#enter(this, "evalLang");
+      Scope.enter(this, "evalLang");
       requireFunction("evalLang script", script);
       return runInline(this, script);
     } catch (error) {
@@ -212,14 +197,14 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   }
 
   newVar<T>(initial: T): SharedVar<T> {
-    Scope.#enter(this, "newVar");
+    Scope.enter(this, "newVar");
     requireData("newVar initial", initial);
     return new VarCell(this.core.nextVarId(), this.core, initial);
   }
 
   scope<T>(body: (app: AppL) => Promise<T>, options?: ScopeOptions): Promise<T> {
     try {
-      Scope.#enter(this, "scope");
+      Scope.enter(this, "scope");
       requireFunction("scope body", body);
       const child = new Scope(this.core, this, checkScopeOptions("scope", options));
       this.#children.add(child);
@@ -321,21 +306,8 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
 
   // ---- internals ----------------------------------------------------------
 
-  static #batchCall(
-    scope: Scope | undefined,
-    op: string,
-    items: unknown,
-    process: unknown,
-    options?: ForkOptions,
-  ): CheckedForkOptions {
-    Scope.#enter(scope, op);
-    requireIterable(`${op} items`, items);
-    requireFunction(`${op} process`, process);
-    return checkForkOptions(op, options);
-  }
-
   /** Every AppL operation's entry: receiver, nested-fork and open-scope checks. */
-  static #enter(scope: Scope | undefined, operation: string): void {
+  static enter(scope: Scope | undefined, operation: string): void {
     if (typeof scope !== "object" || scope === null || !(#state in scope)) {
       throw detachedCall("app", operation);
     }
