@@ -12,25 +12,10 @@ import type { ProcessStatus } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import { callScript, type Mark, outsideScripts, runMarked, type ScriptLane } from "./_guard.ts";
 import type { ProcessProbe, ScriptCall } from "../runtime/_hooks.ts";
+import type { ProcessOwner, StopWaiter } from "./_process_owner.ts";
 import { type AbortMember, joinAbort, leaveAbort } from "./_abort_fanout.ts";
 
-/** Told once when a process stops. */
-export interface StopWaiter {
-  processStopped(record: ProcessRecord): void;
-}
-
-/** The scope a process belongs to, as the process sees it. */
-export interface ProcessOwner {
-  readonly core: RuntimeCore;
-  processStopped(record: ProcessRecord): void;
-  /**
-   * A failure, after everything that could deliver it has heard of it: a
-   * batch (forkAll and its kin) that will deliver the failure must mark it
-   * observed in its own processStopped, or onFailure reports it as well.
-   */
-  failureSettled(record: ProcessRecord): void;
-  failureObserved(record: ProcessRecord): void;
-}
+export type { ProcessOwner, StopWaiter };
 
 // deno-lint-ignore no-explicit-any
 type ScriptFunction = (...args: any[]) => unknown;
