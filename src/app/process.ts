@@ -13,6 +13,7 @@ import type { CheckedForkOptions } from "./_options.ts";
 import { callScript, type Mark, outsideScripts, runMarked, type ScriptLane } from "./_guard.ts";
 import type { ProcessProbe, ScriptCall } from "../runtime/_hooks.ts";
 import type { ProcessOwner, StopWaiter } from "./_process_owner.ts";
+import { warnCleanupError } from "./_process_cleanup.ts";
 import { type AbortMember, joinAbort, leaveAbort } from "./_abort_fanout.ts";
 
 export type { ProcessOwner, StopWaiter };
@@ -256,20 +257,6 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
     else outsideScripts(() => this.#stop(returned, outcome));
   }
 
-  /**
-   * The process was cancelled, then threw something other than its
-   * cancellation (its cleanup failed). It still ends `cancelled`, but the
-   * error is not dropped.
-   */
-  #warnCleanupError(error: unknown): void {
-    logSafely(
-      this.core.logger,
-      "warn",
-      "process {processId} was cancelled and then threw (in its cleanup): {error}",
-      { processId: this.id, name: this.name, error, reason: this.error },
-    );
-  }
-
   #stop(returned: boolean, outcome: unknown): void {
     const core = this.owner.core;
     if (returned) {
@@ -280,7 +267,7 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
       this.status = "cancelled";
       this.error = cancellationReason(this.lang);
       core.cancelled++;
-      if (outcome !== this.error) this.#warnCleanupError(outcome);
+      if (outcome !== this.error) warnCleanupError(this, outcome);
     } else {
       this.status = "failed";
       this.error = new ProcessFailedError(this.id, outcome, this.name);
