@@ -14,17 +14,10 @@ import {
 } from "../lang/cancellation.ts";
 import type { LangInterpreter } from "../lang/interpreter.ts";
 import type { Transaction } from "../lang/lang.ts";
-import { VarCell } from "../lang/shared_var.ts";
+import type { VarCell } from "../lang/shared_var.ts";
 import type { RuntimeObserver } from "../runtime/observer.ts";
-import {
-  decodeError,
-  encodeError,
-  type FromWorker,
-  replaceDeep,
-  type ToWorker,
-  VAR_REF,
-  varRefId,
-} from "./protocol.ts";
+import { decodeError, encodeError, type FromWorker, type ToWorker } from "./protocol.ts";
+import { VarRefs } from "./_var_refs.ts";
 
 /** The worker a run is on, as the run sees it. */
 export interface RunHost {
@@ -65,7 +58,7 @@ const LOG = {
 } as const;
 
 export class RemoteRun implements CancelHook {
-  readonly #cells = new Map<number, VarCell<unknown>>();
+  readonly #refs = new VarRefs();
   readonly #calls = new Map<number, Call>();
   readonly #done = Promise.withResolvers<Settle>();
   #inFlight = 0;
@@ -89,7 +82,7 @@ export class RemoteRun implements CancelHook {
       seed: context.seed,
       module: spec.module,
       export: spec.exportName,
-      input: this.#encode(spec.input),
+      input: this.#refs.encode(spec.input),
       clock: context.systemClock ? "system" : "stamp",
       trace: context.observer !== undefined,
       idle: context.reportIdle,
@@ -109,12 +102,15 @@ export class RemoteRun implements CancelHook {
         this.#op(message.id, message.op, message.a, message.b);
         return;
       case "newVar":
-        this.#cells.set(message.key, this.lang.newVar(this.#decode(message.v)) as VarCell<unknown>);
+        this.#refs.add(
+          message.key,
+          this.lang.newVar(this.#refs.decode(message.v)) as VarCell<unknown>,
+        );
         return;
       case "log": {
         const properties = message.properties === undefined
           ? undefined
-          : this.#decode(message.properties) as Record<string, unknown>;
+          : this.#refs.decode(message.properties) as Record<string, unknown>;
         this.lang[LOG[message.level]](message.message, properties);
         return;
       }
@@ -138,8 +134,9 @@ export class RemoteRun implements CancelHook {
         return;
       }
       case "done":
-        if (message.e === undefined) this.#finish({ ok: true, value: this.#decode(message.v) });
-        else this.#finish({ ok: false, error: decodeError(message.e) });
+        if (message.e === undefined) {
+          this.#finish({ ok: true, value: this.#refs.decode(message.v) });
+        } else this.#finish({ ok: false, error: decodeError(message.e) });
         return;
     }
   }
@@ -191,19 +188,20 @@ export class RemoteRun implements CancelHook {
           result = lang.delay(a as number);
           break;
         case "readVar":
-          result = lang.readVar(this.#cell(a)).then((value) => this.#encode(value));
+          result = lang.readVar(this.#refs.cell(a)).then((value) => this.#refs.encode(value));
           break;
         case "writeVar":
-          result = lang.writeVar(this.#cell(a), this.#decode(b));
+          result = lang.writeVar(this.#refs.cell(a), this.#refs.decode(b));
           break;
         case "modifyVar":
           result = lang.modifyVar(
-            this.#cell(a),
-            (value) => this.#call(id, this.#encode(value)).then((next) => this.#decode(next)),
+            this.#refs.cell(a),
+            (value) =>
+              this.#call(id, this.#refs.encode(value)).then((next) => this.#refs.decode(next)),
           ).then(() => undefined);
           break;
         case "atomically": {
-          const cells = (a as number[]).map((varId) => this.#cell(varId));
+          const cells = (a as number[]).map((varId) => this.#refs.cell(varId));
           result = lang.atomically(cells, (tx) => this.#transaction(id, cells, tx));
           break;
         }
@@ -236,8 +234,8 @@ export class RemoteRun implements CancelHook {
 
   async #transaction(id: number, cells: VarCell<unknown>[], tx: Transaction): Promise<void> {
     const values = cells.map((cell) => tx.read(cell));
-    const writes = await this.#call(id, this.#encode(values)) as [number, unknown][];
-    for (const [varId, value] of writes) tx.write(this.#cell(varId), this.#decode(value));
+    const writes = await this.#call(id, this.#refs.encode(values)) as [number, unknown][];
+    for (const [varId, value] of writes) tx.write(this.#refs.cell(varId), this.#refs.decode(value));
   }
 
   #io(id: number, signal: AbortSignal): Promise<unknown> {
@@ -293,29 +291,6 @@ export class RemoteRun implements CancelHook {
     }
     this.host.runEnded(this);
     this.#done.resolve(outcome);
-  }
-
-  #cell(id: unknown): VarCell<unknown> {
-    const cell = this.#cells.get(id as number);
-    if (cell === undefined) {
-      throw new TypeError(`SharedVar ${id} was not given to this worker process`);
-    }
-    return cell;
-  }
-
-  #encode(value: unknown): unknown {
-    return replaceDeep(value, (v) => {
-      if (!(v instanceof VarCell)) return undefined;
-      this.#cells.set(v.id, v);
-      return { [VAR_REF]: v.id };
-    });
-  }
-
-  #decode(value: unknown): unknown {
-    return replaceDeep(value, (v) => {
-      const id = varRefId(v);
-      return id === undefined ? undefined : this.#cell(id);
-    });
   }
 }
 

@@ -1,0 +1,40 @@
+// The SharedVars a worker process was given, by id. A variable crosses to the
+// worker as a reference ({ [VAR_REF]: id }); only a variable sent to the
+// worker this way can come back from it, so a worker cannot reach others.
+import { VarCell } from "../lang/shared_var.ts";
+import { replaceDeep, VAR_REF, varRefId } from "./protocol.ts";
+
+export class VarRefs {
+  readonly #cells = new Map<number, VarCell<unknown>>();
+
+  /** A variable the worker created (`newVar`), under the id the worker chose. */
+  add(id: number, cell: VarCell<unknown>): void {
+    this.#cells.set(id, cell);
+  }
+
+  /** The variable with `id`, which must have been sent to the worker. */
+  cell(id: unknown): VarCell<unknown> {
+    const cell = this.#cells.get(id as number);
+    if (cell === undefined) {
+      throw new TypeError(`SharedVar ${id} was not given to this worker process`);
+    }
+    return cell;
+  }
+
+  /** `value` as sent to the worker: each variable in it becomes a reference. */
+  encode(value: unknown): unknown {
+    return replaceDeep(value, (v) => {
+      if (!(v instanceof VarCell)) return undefined;
+      this.#cells.set(v.id, v);
+      return { [VAR_REF]: v.id };
+    });
+  }
+
+  /** `value` as received from the worker: each reference becomes its variable. */
+  decode(value: unknown): unknown {
+    return replaceDeep(value, (v) => {
+      const id = varRefId(v);
+      return id === undefined ? undefined : this.cell(id);
+    });
+  }
+}
