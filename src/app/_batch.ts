@@ -3,28 +3,13 @@
 // of the batch waits for a slot, however many items there are. What a batch
 // does with each stopped item, and when it is done, is its subclass's.
 import type { LangL } from "../lang/lang.ts";
-import type { RuntimeCore } from "../runtime/core.ts";
 import { SlotWaiter } from "../runtime/slot_pool.ts";
 import type { CheckedForkOptions } from "./_options.ts";
+import type { ForkHost } from "./_fork_host.ts";
 import type { ProcessRecord, StopWaiter } from "./process.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
 import { ScriptLane } from "./_guard.ts";
 import { BatchSource, END } from "./_batch_source.ts";
-
-/** What a batch needs from its scope. */
-export interface ForkHost {
-  readonly core: RuntimeCore;
-  admitProcess(options: CheckedForkOptions, name: string | undefined): ProcessRecord;
-  addDependent(dependent: { scopeCancelled(reason: unknown): void }): void;
-  removeDependent(dependent: { scopeCancelled(reason: unknown): void }): void;
-  workStarted(): void;
-  workEnded(): void;
-  closedError(): Error;
-  /** A failure a batch marked observed but could not deliver after all. */
-  failureHandedBack(record: ProcessRecord): void;
-  /** The scope's running processes (a batch finds its own by their batch). */
-  runningProcesses(): Iterable<ProcessRecord>;
-}
 
 const noop = () => {};
 

@@ -8,7 +8,8 @@ import type { LangL } from "../lang/lang.ts";
 import type { ProcessOutcome } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import type { ProcessRecord } from "./process.ts";
-import { Batch, type ForkHost } from "./_batch.ts";
+import { Batch } from "./_batch.ts";
+import type { ForkHost } from "./_fork_host.ts";
 
 /** A stopped process's outcome, as forkAllSettled and forkStream report it. */
 export function outcomeOf<T>(record: ProcessRecord): ProcessOutcome<T> {

@@ -8,7 +8,8 @@ import { ProcessCancelledError } from "../errors.ts";
 import type { LangL } from "../lang/lang.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import type { ProcessRecord } from "./process.ts";
-import { Batch, type ForkHost } from "./_batch.ts";
+import { Batch } from "./_batch.ts";
+import type { ForkHost } from "./_fork_host.ts";
 import { LinkedQueue, QueueNode } from "../_linked_queue.ts";
 
 /** Somebody's next() or return(), waiting for the stream. */

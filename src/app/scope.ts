@@ -26,7 +26,7 @@ import {
   scopeForkStream,
   scopeForkWorker,
 } from "./_scope_batches.ts";
-import type { ForkHost } from "./_batch.ts";
+import type { ForkHost } from "./_fork_host.ts";
 import { refuseInsideScript } from "./_guard.ts";
 import { runInline } from "./_eval_lang.ts";
 import {

@@ -1,0 +1,20 @@
+// The part of a scope that forkAll, forkAllSettled and forkStream see: kept
+// apart so that a batch depends on this contract, not on Scope.
+import type { RuntimeCore } from "../runtime/core.ts";
+import type { CheckedForkOptions } from "./_options.ts";
+import type { ProcessRecord } from "./process.ts";
+
+/** What a batch needs from its scope. */
+export interface ForkHost {
+  readonly core: RuntimeCore;
+  admitProcess(options: CheckedForkOptions, name: string | undefined): ProcessRecord;
+  addDependent(dependent: { scopeCancelled(reason: unknown): void }): void;
+  removeDependent(dependent: { scopeCancelled(reason: unknown): void }): void;
+  workStarted(): void;
+  workEnded(): void;
+  closedError(): Error;
+  /** A failure a batch marked observed but could not deliver after all. */
+  failureHandedBack(record: ProcessRecord): void;
+  /** The scope's running processes (a batch finds its own by their batch). */
+  runningProcesses(): Iterable<ProcessRecord>;
+}
