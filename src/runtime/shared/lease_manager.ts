@@ -5,48 +5,16 @@
 //
 // Not yet used by the Runtime: the slot pool is to call into it once shared
 // capacity is wired in.
-import { LinkedQueue, QueueNode } from "../../_linked_queue.ts";
+import { LinkedQueue } from "../../_linked_queue.ts";
 import { CapacityMismatchError } from "../../errors.ts";
 import { type Clock, systemClock } from "../clock.ts";
 import { HeldLeases, type Lease, type LeaseEntry, type StoreHealth } from "./_held_leases.ts";
 import { LeaseTimer } from "./_lease_timer.ts";
 import type { LeaseStore, ReleaseSubscription } from "./lease_store.ts";
+import type { LeaseLogger, LeaseManagerOptions, LeaseWaiter } from "./_lease_contracts.ts";
 
 export type { Lease } from "./_held_leases.ts";
-
-/** Where the manager reports store outages (a LogTape logger fits). */
-export interface LeaseLogger {
-  warn(message: string, properties?: Record<string, unknown>): void;
-  info(message: string, properties?: Record<string, unknown>): void;
-}
-
-/** A fork waiting for a lease; it sits in the manager's FIFO queue. */
-export abstract class LeaseWaiter extends QueueNode {
-  /** Runs once, with the lease already this waiter's. */
-  abstract leaseGranted(lease: Lease): void;
-  /** Runs once instead, when no lease can come (`CapacityMismatchError`, disposal). */
-  abstract leaseRefused(error: unknown): void;
-}
-
-export interface LeaseManagerOptions {
-  /** Never hold more leases than this: the runtime's maxProcesses (S4). */
-  readonly maxHeld: number;
-  /** Names this runtime in the store. Default: a random UUID. */
-  readonly holder?: string;
-  /** Real time: deadlines must pass as the store's do. Default: the system clock. */
-  readonly clock?: Clock;
-  /** Jitter source, [0, 1). Default Math.random. */
-  readonly random?: () => number;
-  readonly logger?: LeaseLogger;
-  /** How often held leases are renewed. Default leaseMs / 3. */
-  readonly renewEveryMs?: number;
-  /** How long an unused lease is kept for a local fork while nobody else waits. Default 5. */
-  readonly idleKeepMs?: number;
-  /** Polling, the fallback for lost notices: the first delay (default 50), doubling. */
-  readonly pollMinMs?: number;
-  /** The polling cap: default min(1000, leaseMs / 3), so the store's wait record stays fresh. */
-  readonly pollMaxMs?: number;
-}
+export { type LeaseLogger, type LeaseManagerOptions, LeaseWaiter } from "./_lease_contracts.ts";
 
 /** How long after the earliest lease deadline a waiter tries again (S2: within leaseMs + 250). */
 const EXPIRY_MARGIN_MS = 20;
