@@ -43,7 +43,9 @@ export {
   Runtime,
   type RuntimeLogger,
   type RuntimeOptions,
-} from "./src/runtime/runtime.ts";
+} from "./src/facade/runtime.ts";
+export type { SharedCapacityStats } from "./src/runtime/options.ts";
+export type { SharedCapacity } from "./src/runtime/shared/shared_capacity.ts";
 export {
   type ChromeTrace,
   type ChromeTraceEvent,

@@ -1,8 +1,7 @@
 /**
  * A capacity shared across OS processes and machines, kept in Redis: every
  * runtime built with the same key runs at most `limit` processes under it, in
- * total. Not yet accepted by `Runtime` (its `shared` option is still to come):
- * for now this factory checks and describes the capacity only.
+ * total. Give it to a runtime as `RuntimeOptions.shared`.
  *
  * @example
  * ```ts

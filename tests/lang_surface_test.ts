@@ -10,6 +10,7 @@ const LANGL_MEMBERS = [
   "atomically",
   "delay",
   "evalIO",
+  "fence",
   "getRandomInt",
   "logDebug",
   "logError",

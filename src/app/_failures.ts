@@ -5,7 +5,7 @@
 // a server retains none.
 import { logSafely } from "../runtime/_safe_log.ts";
 import type { ProcessFailedError } from "../errors.ts";
-import type { RuntimeLogger } from "../runtime/runtime.ts";
+import type { RuntimeLogger } from "../runtime/options.ts";
 import type { ProcessRecord } from "./process.ts";
 
 export type FailureHandler = (error: ProcessFailedError) => void;

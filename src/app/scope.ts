@@ -39,6 +39,7 @@ import {
 import { type ProcessOwner, ProcessRecord } from "./process.ts";
 import { handleFor } from "./_handle.ts";
 import { ScopeFailures } from "./_failures.ts";
+import { admitUnderLease } from "./_lease_admission.ts";
 
 type Items<I> = Iterable<I> | AsyncIterable<I>;
 type ItemProcess<I, T> = (item: I, lang: LangL) => Promise<T> | T;
@@ -249,7 +250,9 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
    */
   admitProcess(options: CheckedForkOptions, name = options.name): ProcessRecord {
     const record = new ProcessRecord(this, this.core.nextProcessId(), name);
-    record.begin(options);
+    const shared = this.core.shared;
+    if (shared === undefined) record.begin(options);
+    else admitUnderLease(record, options, shared);
     this.#running.push(record);
     return record;
   }

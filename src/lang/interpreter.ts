@@ -55,15 +55,27 @@ class PendingDelay extends TimerEntry implements CancelHook, Settler<void> {
 }
 
 /** A process's LangL object, which also carries its cancellation state. */
+/** Gives a process's LangL its lease's fencing token (the process holds a lease). */
+export let setFence: (lang: LangInterpreter, fence: number) => void;
+
 export class LangInterpreter extends Cancellation implements LangL {
   readonly #core: RuntimeCore;
   readonly #name: string | undefined;
   #random: RandomStream | undefined = undefined;
+  #fence: number | undefined = undefined;
+
+  static {
+    setFence = (lang, fence) => lang.#fence = fence;
+  }
 
   constructor(core: RuntimeCore, readonly processId: number, name: string | undefined) {
     super(processId, name);
     this.#core = core;
     this.#name = name;
+  }
+
+  get fence(): number | undefined {
+    return this.#fence;
   }
 
   delay(ms: number): Promise<void> {

@@ -95,6 +95,14 @@ export interface LangL {
   readonly processId: number;
   /** Aborts when the process is cancelled. Pass it on to IO you start. */
   readonly signal: AbortSignal;
+  /**
+   * The fencing token of this process's lease on the runtime's shared
+   * capacity (`RuntimeOptions.shared`); `undefined` without one, and inside
+   * `evalLang`. Tokens increase strictly per key across the fleet: pass it to
+   * the resource you protect, which should refuse a token lower than one it
+   * has already seen (a holder paused past its lease then changes nothing).
+   */
+  readonly fence: number | undefined;
   /** Waits `ms` milliseconds on the runtime's clock. */
   delay(ms: number): Promise<void>;
   /** A random integer in [min, max], both inclusive, from this process's stream. */

@@ -10,15 +10,16 @@ import {
   show,
 } from "../_validate.ts";
 import type { Clock } from "./clock.ts";
-import type { RuntimeLogger, RuntimeOptions } from "./runtime.ts";
+import type { RuntimeLogger, RuntimeOptions } from "./options.ts";
 import { isWaitPolicy } from "./wait_policy.ts";
 import { TimelineRecorder } from "./timeline.ts";
+import { backendOf } from "./shared/shared_capacity.ts";
 
 const LOGGER_METHODS = ["isEnabledFor", "debug", "info", "warn", "error"] as const;
 
 export function checkRuntimeOptions(options: RuntimeOptions): void {
   requireObject("Runtime options", options);
-  const { maxProcesses, wait, clock, seed, logger, recorder, workers } = options;
+  const { maxProcesses, wait, clock, seed, logger, recorder, workers, shared } = options;
   requirePositiveInteger("maxProcesses", maxProcesses);
   if (workers !== undefined) requirePositiveInteger("workers", workers);
   if (wait !== undefined && !isWaitPolicy(wait)) {
@@ -29,6 +30,13 @@ export function checkRuntimeOptions(options: RuntimeOptions): void {
   if (logger !== undefined) checkLogger(logger);
   if (recorder !== undefined && !(recorder instanceof TimelineRecorder)) {
     throw new TypeError(`recorder must be a TimelineRecorder, got ${received(recorder)}`);
+  }
+  if (shared !== undefined && backendOf(shared) === undefined) {
+    throw new TypeError(
+      `shared must be made by redisCapacity() from "@procpool/procpool/redis", got ${
+        received(shared)
+      }`,
+    );
   }
 }
 

@@ -2,7 +2,7 @@
 // Nobody could be told if the logger threw there, and its error would replace
 // what matters (the body's error) or break the bookkeeping half way: the
 // record is lost instead, and procpool's work goes on.
-import type { RuntimeLogger } from "./runtime.ts";
+import type { RuntimeLogger } from "./options.ts";
 
 export function logSafely(
   logger: RuntimeLogger,

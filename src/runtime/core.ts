@@ -2,7 +2,7 @@
 // the random source, the logger, the counters and the id sequences. AppL and
 // LangL interpreters receive this object; users never see it.
 import { type Clock, isTimerClock, type TimerClock } from "./clock.ts";
-import type { RuntimeLogger } from "./runtime.ts";
+import type { RuntimeLogger } from "./options.ts";
 import type { RuntimeObserver } from "./observer.ts";
 import { RandomStream } from "./random.ts";
 import { createSlotPool, type SlotPool } from "./slot_pool.ts";
@@ -10,6 +10,10 @@ import type { RateOptions } from "./_rate_window.ts";
 import type { PoolHooks } from "./_hooks.ts";
 import { ObservedSlotPool } from "./_observed_slots.ts";
 import type { WaitPolicy } from "./wait_policy.ts";
+import { backendOf, type SharedCapacity } from "./shared/shared_capacity.ts";
+import { LeaseManager } from "./shared/lease_manager.ts";
+import { logSafely } from "./_safe_log.ts";
+import { SharedSlotPool } from "./shared/shared_slot_pool.ts";
 import { WorkerPool } from "../worker/pool.ts";
 
 /** Stream ids below 1 are the runtime's own; processes use their id. */
@@ -18,6 +22,8 @@ const INLINE_STREAM = 0;
 
 export class RuntimeCore {
   readonly slots: SlotPool;
+  /** The pool again when the runtime has a shared capacity (leases); undefined for a local pool. */
+  readonly shared: SharedSlotPool | undefined;
   /** The clock again if it has the signal-free timer fast path; decided once. */
   readonly timerClock: TimerClock | undefined;
   started = 0;
@@ -41,10 +47,26 @@ export class RuntimeCore {
     /** OpenTelemetry and the timeline recorder; undefined when neither listens. */
     readonly hooks: PoolHooks | undefined,
     rate?: RateOptions,
+    shared?: SharedCapacity,
   ) {
     this.timerClock = isTimerClock(clock) ? clock : undefined;
     const random = new RandomStream(seed, POOL_STREAM);
-    const slots = createSlotPool(maxProcesses, wait, clock, random, rate);
+    let slots = createSlotPool(maxProcesses, wait, clock, random, rate);
+    const backend = shared === undefined ? undefined : backendOf(shared);
+    if (shared !== undefined && backend !== undefined) {
+      // Leases live on real time whatever the runtime's clock: the store's
+      // deadlines pass in real time too.
+      const manager = new LeaseManager(backend.openStore(), {
+        maxHeld: maxProcesses,
+        logger: {
+          warn: (message, properties) => logSafely(logger, "warn", message, properties ?? {}),
+          info: (message, properties) => logSafely(logger, "info", message, properties ?? {}),
+        },
+      });
+      slots = this.shared = new SharedSlotPool(slots, manager, shared.key, shared.limit);
+    } else {
+      this.shared = undefined;
+    }
     this.slots = hooks === undefined ? slots : new ObservedSlotPool(slots, hooks, clock);
   }
 
@@ -68,6 +90,11 @@ export class RuntimeCore {
   /** Stops every worker, if any was started. */
   disposeWorkers(): Promise<void> {
     return this.#workers?.dispose() ?? Promise.resolve();
+  }
+
+  /** Stops the lease manager, if any: leases back to the store, its connections closed (S6). */
+  disposeShared(reason: unknown): Promise<void> {
+    return this.shared?.dispose(reason) ?? Promise.resolve();
   }
 
   /** Process `id`'s own stream; `evalLang` scripts (id 0) share one. */

@@ -3,7 +3,7 @@
 import type { Scope } from "../app/scope.ts";
 import type { ProcessRecord } from "../app/process.ts";
 import { holderLabel, lockWaitsOf } from "../lang/_lock_graph.ts";
-import type { PoolStats } from "../runtime/runtime.ts";
+import type { PoolStats } from "../runtime/options.ts";
 
 /** A root scope, and whether its body has settled. */
 export interface StuckApp {

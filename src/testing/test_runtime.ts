@@ -12,7 +12,7 @@ import {
   Runtime,
   type RuntimeOptions,
   startApp,
-} from "../runtime/runtime.ts";
+} from "../facade/runtime.ts";
 import { requireObject } from "../_validate.ts";
 import { VirtualClock } from "./virtual_clock.ts";
 import { TraceLog } from "./_trace_log.ts";

@@ -37,6 +37,8 @@ export type ToWorker =
     readonly pid: number;
     readonly name: string | undefined;
     readonly seed: number;
+    /** The fencing token of the process's lease on a shared capacity (LangL.fence). */
+    readonly fence: number | undefined;
     readonly module: string;
     readonly export: string;
     readonly input: unknown;

@@ -80,6 +80,7 @@ export class RemoteRun implements CancelHook {
       pid: lang.processId,
       name: spec.name,
       seed: context.seed,
+      fence: lang.fence,
       module: spec.module,
       export: spec.exportName,
       input: this.#refs.encode(spec.input),

@@ -57,7 +57,14 @@ export class WorkerLang extends Cancellation implements LangL {
   readonly #seed: number;
   #stream: RandomStream | undefined = undefined;
 
-  constructor(run: RunChannel, readonly processId: number, name: string | undefined, seed: number) {
+  constructor(
+    run: RunChannel,
+    readonly processId: number,
+    name: string | undefined,
+    seed: number,
+    /** The host process's lease token, sent with the run. */
+    readonly fence: number | undefined,
+  ) {
     super(processId, name);
     this.#run = run;
     this.#seed = seed;

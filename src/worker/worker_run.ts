@@ -43,7 +43,7 @@ export class WorkerRun implements RunChannel {
   loading = true;
 
   constructor(readonly worker: WorkerLoop, readonly spec: RunMessage) {
-    this.lang = new WorkerLang(this, spec.pid, spec.name, spec.seed);
+    this.lang = new WorkerLang(this, spec.pid, spec.name, spec.seed, spec.fence);
   }
 
   now(): number {

@@ -2,9 +2,7 @@
 // leases it holds (_held_leases.ts), API.md S1–S6. Forks never talk to the
 // store themselves; the manager batches them: one acquire for all the forks
 // waiting, one renew for all held leases, the releases of a turn in one call.
-//
-// Not yet used by the Runtime: the slot pool is to call into it once shared
-// capacity is wired in.
+// The runtime's SharedSlotPool (shared_slot_pool.ts) is its only user.
 import { LinkedQueue } from "../../_linked_queue.ts";
 import { CapacityMismatchError } from "../../errors.ts";
 import { type Clock, systemClock } from "../clock.ts";

@@ -11,124 +11,19 @@ import { checkScopeOptions } from "../app/_options.ts";
 import { Scope } from "../app/scope.ts";
 import { NestedForkError, RuntimeDisposedError } from "../errors.ts";
 import { detachedCall, requireFunction } from "../_validate.ts";
-import { checkRuntimeOptions } from "./_runtime_options.ts";
-import { type Clock, systemClock } from "./clock.ts";
-import { RuntimeCore } from "./core.ts";
-import type { RuntimeObserver } from "./observer.ts";
-import { randomSeed } from "./random.ts";
-import { checkRate } from "./_rate_window.ts";
-import { otelHooks } from "./_otel.ts";
-import { combineHooks } from "./_hooks.ts";
-import { attachRecorder, type TimelineRecorder } from "./timeline.ts";
-import { fifo, type WaitPolicy } from "./wait_policy.ts";
+import { checkRuntimeOptions } from "../runtime/_runtime_options.ts";
+import { systemClock } from "../runtime/clock.ts";
+import { RuntimeCore } from "../runtime/core.ts";
+import type { RuntimeObserver } from "../runtime/observer.ts";
+import { randomSeed } from "../runtime/random.ts";
+import { checkRate } from "../runtime/_rate_window.ts";
+import { otelHooks } from "../runtime/_otel.ts";
+import { combineHooks } from "../runtime/_hooks.ts";
+import { attachRecorder } from "../runtime/timeline.ts";
+import { fifo } from "../runtime/wait_policy.ts";
+import type { PoolStats, RuntimeOptions } from "../runtime/options.ts";
 
-/**
- * The logger a runtime writes to: the methods procpool calls on a LogTape
- * `Logger`. Any LogTape logger fits (`getLogger(["my-app"])`).
- *
- * @example
- * ```ts
- * import { getLogger } from "@logtape/logtape";
- * import type { RuntimeLogger } from "@procpool/procpool";
- * const logger: RuntimeLogger = getLogger(["my-app", "pool"]);
- * ```
- */
-export interface RuntimeLogger {
-  /** Whether a record at `level` would reach any sink. */
-  isEnabledFor(level: "debug" | "info" | "warning" | "error"): boolean;
-  /** Logs at debug level. */
-  debug(message: string, properties?: Record<string, unknown>): void;
-  /** Logs at info level. */
-  info(message: string, properties?: Record<string, unknown>): void;
-  /** Logs at warning level. */
-  warn(message: string, properties?: Record<string, unknown>): void;
-  /** Logs at error level. */
-  error(message: string, properties?: Record<string, unknown>): void;
-}
-
-/**
- * How to build a {@linkcode Runtime}.
- *
- * @example
- * ```ts
- * import { backoff, type RuntimeOptions } from "@procpool/procpool";
- * const options: RuntimeOptions = { maxProcesses: 8, wait: backoff(), seed: 1 };
- * ```
- *
- * @example At most 10 starts per second, on the virtual clock of a test runtime
- * ```ts
- * import { createTestRuntime } from "@procpool/procpool/testing";
- * await using runtime = createTestRuntime({
- *   maxProcesses: 100,
- *   rate: { limit: 10, intervalMs: 1_000 },
- * });
- * const items = Array.from({ length: 30 }, (_, i) => i);
- * const starts = await runtime.runApp((app) => app.forkAll(items, (_, lang) => lang.now()));
- * console.assert(starts[9] === 0 && starts[10] === 1_000 && starts[29] === 2_000);
- * ```
- */
-export interface RuntimeOptions {
-  /** The capacity: a positive safe integer, fixed for the runtime's life. */
-  maxProcesses: number;
-  /**
-   * Also at most `limit` process starts in any window of `intervalMs` ms (a
-   * sliding window on the runtime's clock, so virtual on a test runtime).
-   * Forks wait for both a slot and the rate, in the order of the wait policy;
-   * `tryForkProcess` returns `undefined` when either is missing. `limit` is a
-   * positive integer, `intervalMs` a positive finite number. Default: no rate.
-   */
-  rate?: { limit: number; intervalMs: number };
-  /** How forks wait when the pool is full. Default {@linkcode fifo}. */
-  wait?: WaitPolicy;
-  /** The clock for delays, timeouts and backoff sleeps. Default: the system clock. */
-  clock?: Clock;
-  /** Seeds the random source, making every process's numbers reproducible. Default: random. */
-  seed?: number;
-  /** A LogTape logger. Default `getLogger(["procpool"])`; the library never configures LogTape. */
-  logger?: RuntimeLogger;
-  /** Records a timeline of this runtime for Perfetto (see {@linkcode TimelineRecorder}). Default: none. */
-  recorder?: TimelineRecorder;
-  /**
-   * Warm workers kept and reused for `forkWorker`, per isolation kind: a
-   * positive integer, default `navigator.hardwareConcurrency`. A worker runs
-   * one process at a time; a worker fork waits for a free worker first, then
-   * for a slot like any fork.
-   */
-  workers?: number;
-}
-
-/**
- * A snapshot of the pool's counters, exact at the moment of the call.
- *
- * @example
- * ```ts
- * import { Runtime } from "@procpool/procpool";
- * await using runtime = new Runtime({ maxProcesses: 2 });
- * const { max, active, waiting } = runtime.stats();
- * console.assert(max === 2 && active === 0 && waiting === 0);
- * ```
- */
-export interface PoolStats {
-  /** The capacity. */
-  max: number;
-  /** Processes holding a slot now (never above `max`). */
-  active: number;
-  /** Forks waiting now, for a slot or for the start rate. */
-  waiting: number;
-  /**
-   * Only on a runtime with a `rate`: of `waiting`, the forks a slot is free
-   * for, held back by the rate alone.
-   */
-  waitingForRate?: number;
-  /** Processes started so far. */
-  started: number;
-  /** Processes that returned. */
-  succeeded: number;
-  /** Processes that threw without being cancelled. */
-  failed: number;
-  /** Processes that stopped after their cancellation was requested. */
-  cancelled: number;
-}
+export type { PoolStats, RuntimeLogger, RuntimeOptions } from "../runtime/options.ts";
 
 /**
  * Internal, for the test runtime: runs an app as `runApp` does and also
@@ -201,6 +96,7 @@ export class Runtime implements AsyncDisposable {
         recorder === undefined ? undefined : attachRecorder(recorder, clock, maxProcesses),
       ),
       rate,
+      options.shared,
     );
     if (workers !== undefined) this.#core.workerLimit = workers;
   }
@@ -237,6 +133,7 @@ export class Runtime implements AsyncDisposable {
     };
     const waitingForRate = core.slots.waitingForRate;
     if (waitingForRate !== undefined) stats.waitingForRate = waitingForRate;
+    if (core.shared !== undefined) stats.shared = core.shared.stats;
     return stats;
   }
 
@@ -297,10 +194,12 @@ export class Runtime implements AsyncDisposable {
     if (this.#disposal === undefined) {
       const reason = new RuntimeDisposedError("the runtime was disposed while the app was running");
       for (const scope of this.#apps.keys()) scope.cancel(reason);
-      // Workers stop after their processes have (or were stopped by force).
-      this.#disposal = Promise.all([...this.#apps.values()].map((app) => app.ended)).then(() =>
-        this.#core.disposeWorkers()
-      );
+      // Workers stop after their processes have (or were stopped by force),
+      // and leases go back once no process uses them.
+      const core = this.#core;
+      this.#disposal = Promise.all([...this.#apps.values()].map((app) => app.ended))
+        .then(() => core.disposeWorkers())
+        .finally(() => core.disposeShared(reason));
     }
     return this.#disposal;
   }

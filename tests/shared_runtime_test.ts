@@ -1,0 +1,188 @@
+// A Runtime with a shared capacity, in one OS process, against a real
+// redis-server: two runtimes on one key keep the fleet bound, fencing tokens
+// increase, stats report the leases, tryForkProcess never waits (S5), a lost
+// lease cancels its process with LeaseLostError (S2), withdrawn waits give
+// their local slot back (S3), and dispose returns the leases (S6).
+import { assert, assertEquals, assertInstanceOf, assertRejects } from "@std/assert";
+import { CapacityMismatchError, type LangL, LeaseLostError, Runtime } from "../mod.ts";
+import { redisCapacity } from "../redis.ts";
+import { redisKeys } from "../src/runtime/shared/redis_store.ts";
+import { redisFixture, until, within } from "./_redis_fixture.ts";
+
+Deno.test("runtime with a shared capacity on redis", async (t) => {
+  await using fx = await redisFixture();
+  let keys = 0;
+  const capacity = (limit: number, leaseMs = 10_000) =>
+    redisCapacity({ redis: fx.redis, key: `runtime-${++keys}`, limit, leaseMs });
+
+  await t.step("two runtimes on one key never run more than the limit together", async () => {
+    const shared = capacity(3);
+    await using a = new Runtime({ maxProcesses: 4, shared });
+    await using b = new Runtime({ maxProcesses: 4, shared });
+    let running = 0, peak = 0;
+    const fences: number[] = [];
+    const job = async (_: number, lang: LangL) => {
+      fences.push(lang.fence!);
+      peak = Math.max(peak, ++running);
+      try {
+        await lang.delay(2);
+      } finally {
+        running--;
+      }
+    };
+    const items = Array.from({ length: 30 }, (_, i) => i);
+    await within(
+      Promise.all([
+        a.runApp((app) => app.forkAll(items, job)),
+        b.runApp((app) => app.forkAll(items, job)),
+      ]),
+      20_000,
+      "both fleets' work",
+    );
+    assertEquals(fences.length, 60);
+    assert(peak <= 3, `peak ${peak} above the limit 3`);
+    assert(fences.every((fence) => Number.isSafeInteger(fence) && fence > 0));
+  });
+
+  await t.step("fence is undefined without a shared capacity", async () => {
+    await using local = new Runtime({ maxProcesses: 1 });
+    assertEquals(await local.runApp((app) => app.evalLang((lang) => lang.fence)), undefined);
+    const fence = await local.runApp(async (app) =>
+      app.awaitResult(await app.forkProcess((lang) => lang.fence))
+    );
+    assertEquals(fence, undefined);
+  });
+
+  await t.step("stats report the key, the limit and the leases held", async () => {
+    await using runtime = new Runtime({ maxProcesses: 2, shared: capacity(5) });
+    assertEquals(runtime.stats().shared, { key: `runtime-${keys}`, limit: 5, held: 0 });
+    await runtime.runApp(async (app) => {
+      const release = Promise.withResolvers<void>();
+      const handle = await app.forkProcess(() => release.promise);
+      const stats = runtime.stats();
+      assertEquals(stats.active, 1);
+      assertEquals(stats.shared?.held, 1);
+      release.resolve();
+      await app.awaitResult(handle);
+    });
+    assertEquals(new Runtime({ maxProcesses: 1 }).stats().shared, undefined);
+  });
+
+  await t.step("tryForkProcess only starts on a lease already held (S5)", async () => {
+    await using runtime = new Runtime({ maxProcesses: 2, shared: capacity(2) });
+    await runtime.runApp(async (app) => {
+      // No lease held yet: it never waits for the store.
+      assertEquals(app.tryForkProcess(() => 1), undefined);
+      const first = await app.forkProcess(() => 1);
+      await app.awaitResult(first);
+      // Its lease is kept idle for a moment: a try may use it at once.
+      // (nobody else waits on this key, so it is not given back).
+      const again = app.tryForkProcess(() => 2);
+      if (again === undefined) throw new Error("the idle lease was not used");
+      assertEquals(await app.awaitResult(again), 2);
+    });
+  });
+
+  await t.step(
+    "a fork waiting for a lease is withdrawn by its signal and frees its slot",
+    async () => {
+      const shared = capacity(1);
+      await using holder = new Runtime({ maxProcesses: 1, shared });
+      await using waiter = new Runtime({ maxProcesses: 1, shared });
+      const release = Promise.withResolvers<void>();
+      const held = holder.runApp(async (app) => {
+        await app.awaitResult(await app.forkProcess(() => release.promise));
+      });
+      await until(() => holder.stats().active === 1, 5_000, "the holder runs");
+      await waiter.runApp(async (app) => {
+        const controller = new AbortController();
+        const waiting = app.forkProcess(() => "late", { signal: controller.signal });
+        await until(() => waiter.stats().waiting === 1, 5_000, "the fork waits");
+        assertEquals(waiter.stats().active, 0);
+        controller.abort(new Error("no longer needed"));
+        await assertRejects(() => waiting, Error, "no longer needed");
+        assertEquals(waiter.stats().waiting, 0);
+        // The local slot went back: a local-only check finds it free.
+        assertEquals(waiter.stats().active, 0);
+      });
+      release.resolve();
+      await held;
+    },
+  );
+
+  await t.step(
+    "a lease lost in the store cancels its process with LeaseLostError (S2)",
+    async () => {
+      const shared = capacity(1, 1_000);
+      await using runtime = new Runtime({ maxProcesses: 1, shared });
+      const names = redisKeys(shared.key);
+      const error = await runtime.runApp(async (app) => {
+        const handle = await app.forkProcess(async (lang) => {
+          // Another client wipes the store's record: the next renewal learns the lease is gone.
+          await fx.redis.del(...names.keys);
+          await new Promise((_, reject) =>
+            lang.signal.addEventListener("abort", () => reject(lang.signal.reason))
+          );
+        });
+        return await app.awaitResult(handle).catch((e) => e);
+      });
+      assertInstanceOf(error, LeaseLostError);
+      assertEquals(runtime.stats().cancelled, 1);
+    },
+  );
+
+  await t.step(
+    "a different limit on the same key rejects with CapacityMismatchError (S7)",
+    async () => {
+      const key = `runtime-${++keys}`;
+      await using first = new Runtime({
+        maxProcesses: 1,
+        shared: redisCapacity({ redis: fx.redis, key, limit: 2 }),
+      });
+      await using second = new Runtime({
+        maxProcesses: 1,
+        shared: redisCapacity({ redis: fx.redis, key, limit: 3 }),
+      });
+      const release = Promise.withResolvers<void>();
+      const running = first.runApp(async (app) => {
+        await app.awaitResult(await app.forkProcess(() => release.promise));
+      });
+      await until(() => first.stats().active === 1, 5_000, "the first runtime holds a lease");
+      await assertRejects(
+        () => second.runApp(async (app) => app.awaitResult(await app.forkProcess(() => 1))),
+        CapacityMismatchError,
+      );
+      release.resolve();
+      await running;
+    },
+  );
+
+  await t.step("dispose returns the leases and leaves the caller's client open (S6)", async () => {
+    const shared = capacity(4);
+    const runtime = new Runtime({ maxProcesses: 4, shared });
+    const started = Promise.withResolvers<void>();
+    const app = runtime.runApp(async (app) => {
+      await app.forkProcess(async (lang) => {
+        started.resolve();
+        await lang.delay(60_000);
+      });
+    });
+    await started.promise;
+    assertEquals(await fx.redis.zcard(redisKeys(shared.key).keys[0]), 1);
+    await within(runtime[Symbol.asyncDispose](), 2_000, "dispose");
+    await app.catch(() => {});
+    assertEquals(await fx.redis.zcard(redisKeys(shared.key).keys[0]), 0);
+    assertEquals(await fx.redis.ping(), "PONG");
+  });
+
+  await t.step("`shared` must be made by redisCapacity", () => {
+    let error: unknown;
+    try {
+      new Runtime({ maxProcesses: 1, shared: { key: "k", limit: 1 } });
+    } catch (e) {
+      error = e;
+    }
+    assertInstanceOf(error, TypeError);
+    assert(String((error as Error).message).includes("redisCapacity"));
+  });
+});
