@@ -25,6 +25,7 @@ class Direction {
 
   /** Forwards, holds or drops one chunk, depending on the proxy's state. */
   push(chunk: Uint8Array): void {
+    this.proxy.lastTrafficAt = performance.now();
     if (!this.proxy.isCut) return this.#send(chunk);
     if (!this.proxy.discards) this.#held.push(chunk);
   }
@@ -53,6 +54,11 @@ class Direction {
 /** A proxy from a loopback port of its own to `127.0.0.1:targetPort`. */
 export class BlackholeProxy implements AsyncDisposable {
   readonly port: number;
+  /**
+   * `performance.now()` when a chunk last arrived from either side (forwarded
+   * or not): a test that must cut between two exchanges waits for a quiet moment.
+   */
+  lastTrafficAt = 0;
   #listener: Deno.TcpListener;
   #conns = new Set<Deno.Conn>();
   #directions = new Set<Direction>();

@@ -8,6 +8,7 @@
 import { Redis } from "ioredis";
 import { LeaseManager } from "../src/runtime/shared/lease_manager.ts";
 import { RedisLeaseStore } from "../src/runtime/shared/redis_store.ts";
+import { readGo, wallMs } from "./_fleet_harness.ts";
 import { lease } from "./_lease_waiter.ts";
 
 export interface WorkerOptions {
@@ -27,8 +28,6 @@ export interface WorkerReport {
   lost: number;
   fences: number[];
 }
-
-const wallMs = () => performance.timeOrigin + performance.now();
 
 async function main(): Promise<void> {
   const options: WorkerOptions = JSON.parse(Deno.args[0]);
@@ -56,20 +55,6 @@ async function main(): Promise<void> {
   await manager.dispose();
   await redis.quit();
   console.log(JSON.stringify(report));
-}
-
-async function readGo(): Promise<number> {
-  const reader = Deno.stdin.readable.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("stdin closed before go");
-    text += value;
-  }
-  reader.releaseLock();
-  const [word, endAt] = text.trim().split(" ");
-  if (word !== "go") throw new Error(`expected "go <endAtMs>", got ${JSON.stringify(text)}`);
-  return Number(endAt);
 }
 
 if (import.meta.main) await main();

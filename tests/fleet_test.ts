@@ -7,84 +7,22 @@ import { LeaseManager } from "../src/runtime/shared/lease_manager.ts";
 import { redisKeys, RedisLeaseStore } from "../src/runtime/shared/redis_store.ts";
 import type { WorkerOptions, WorkerReport } from "./_fleet_worker.ts";
 import { waitFor } from "./_lease_waiter.ts";
+import { FleetChild, heldWithin, maxConcurrent, START_LIMIT_MS, wallMs } from "./_fleet_harness.ts";
 import { redisFixture, until, within } from "./_redis_fixture.ts";
 
 const WORKER = new URL("./_fleet_worker.ts", import.meta.url).pathname;
 /** How long the fleet runs, and how much of its start the share check skips (> leaseMs / 3). */
 const RUN_MS = 2_500;
 const SETTLE_MS = 800;
-/** Starting a Deno process that loads ioredis takes a while on a busy machine. */
-const START_LIMIT_MS = 60_000;
 
-class FleetWorker {
-  readonly child: Deno.ChildProcess;
-  readonly #lines: AsyncIterator<string>;
-  readonly stderr: Promise<string>;
-
+class FleetWorker extends FleetChild {
   constructor(options: WorkerOptions) {
-    this.child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-net=127.0.0.1",
-        "--allow-env",
-        "--allow-read",
-        WORKER,
-        JSON.stringify(options),
-      ],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    this.#lines = lines(this.child.stdout);
-    this.stderr = new Response(this.child.stderr).text();
-  }
-
-  async line(what: string): Promise<string> {
-    const { value, done } = await within(this.#lines.next(), START_LIMIT_MS, what);
-    if (done) throw new Error(`worker ended before ${what}: ${await this.stderr}`);
-    return value;
+    super(WORKER, options);
   }
 
   async go(endAtMs: number): Promise<void> {
-    const writer = this.child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(`go ${endAtMs}\n`));
-    await writer.close();
+    await this.send(`go ${endAtMs}`);
   }
-
-  /** Waits for the process to end and drains what is left of its output. */
-  async finish(): Promise<Deno.CommandStatus> {
-    while (!(await this.#lines.next()).done);
-    await this.stderr;
-    return await this.child.status;
-  }
-}
-
-async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  let buffer = "";
-  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-    buffer += chunk;
-    for (let at; (at = buffer.indexOf("\n")) >= 0; buffer = buffer.slice(at + 1)) {
-      yield buffer.slice(0, at);
-    }
-  }
-  if (buffer !== "") yield buffer;
-}
-
-/** The most intervals open at one instant (an end at t comes before a start at t). */
-function maxConcurrent(intervals: readonly [number, number][]): number {
-  const events = intervals.flatMap(([start, end]) => [[start, 1], [end, -1]] as const);
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let open = 0, max = 0;
-  for (const [, step] of events) max = Math.max(max, open += step);
-  return max;
-}
-
-/** Held time inside [from, to]. */
-function heldWithin(intervals: readonly [number, number][], from: number, to: number): number {
-  return intervals.reduce(
-    (sum, [s, e]) => sum + Math.max(0, Math.min(e, to) - Math.max(s, from)),
-    0,
-  );
 }
 
 Deno.test("fleet of OS processes on one key", async (t) => {
@@ -103,7 +41,7 @@ Deno.test("fleet of OS processes on one key", async (t) => {
     const workers = Array.from({ length: 4 }, () => new FleetWorker(options("fleet")));
     try {
       for (const worker of workers) assertEquals(await worker.line("ready"), "ready");
-      const endAt = performance.timeOrigin + performance.now() + RUN_MS;
+      const endAt = wallMs() + RUN_MS;
       await Promise.all(workers.map((worker) => worker.go(endAt)));
       const reports: WorkerReport[] = [];
       for (const worker of workers) reports.push(JSON.parse(await worker.line("report")));
@@ -155,7 +93,7 @@ Deno.test("fleet of OS processes on one key", async (t) => {
       });
       try {
         assertEquals(await worker.line("ready"), "ready");
-        await worker.go(performance.timeOrigin + performance.now() + 600_000);
+        await worker.go(wallMs() + 600_000);
         await until(
           async () => await fx.redis.zcard(leases) === 2,
           START_LIMIT_MS,

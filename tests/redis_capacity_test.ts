@@ -120,6 +120,43 @@ Deno.test("redisCapacity", async (t) => {
         "undefined",
       ]],
       ["options null", () => redisCapacity(null as any), TypeError, ["options", "null"]],
+      ["redis null", () => redisCapacity({ redis: null as any, key: "k", limit: 1 }), TypeError, [
+        "redis",
+        "null",
+      ]],
+      // A node-redis client, or half an ioredis one: both need call() and duplicate().
+      [
+        "redis with sendCommand only",
+        () => redisCapacity({ redis: { sendCommand() {} } as any, key: "k", limit: 1 }),
+        TypeError,
+        ["redis", "an object"],
+      ],
+      [
+        "redis without duplicate",
+        () => redisCapacity({ redis: { call: () => {} } as any, key: "k", limit: 1 }),
+        TypeError,
+        ["redis", "duplicate"],
+      ],
+      ["key null", () => redisCapacity({ redis, key: null as any, limit: 1 }), TypeError, [
+        "key",
+        "null",
+      ]],
+      ["limit 2^53", () => redisCapacity({ redis, key: "k", limit: 2 ** 53 }), RangeError, [
+        "limit",
+        String(2 ** 53),
+      ]],
+      [
+        "leaseMs Infinity",
+        () => redisCapacity({ redis, key: "k", limit: 1, leaseMs: Infinity }),
+        RangeError,
+        ["leaseMs", "Infinity"],
+      ],
+      [
+        "leaseMs -2000",
+        () => redisCapacity({ redis, key: "k", limit: 1, leaseMs: -2_000 }),
+        RangeError,
+        ["leaseMs", "-2000"],
+      ],
     ];
     for (const [label, call, error, mentions] of rows) {
       await t.step(`bad input: ${label}`, () => {
