@@ -132,6 +132,38 @@ Deno.test("runtime with a shared capacity on redis", async (t) => {
   );
 
   await t.step(
+    "forkAll treats a lost lease like a fork timeout: a cancellation, not a failure",
+    async () => {
+      const shared = capacity(2, 1_000);
+      await using runtime = new Runtime({ maxProcesses: 2, shared });
+      const outcome = await runtime.runApp((app) =>
+        app.forkAll([1, 2], async (item, lang) => {
+          if (item === 2) {
+            await fx.redis.del(...redisKeys(shared.key).keys);
+            await lang.delay(60_000);
+          }
+          return item;
+        }).catch((error) => error)
+      );
+      assertInstanceOf(outcome, LeaseLostError);
+      assertEquals(runtime.stats().failed, 0);
+      assertEquals(runtime.stats().cancelled, 1);
+    },
+  );
+
+  await t.step("a worker process sees its host process's fencing token", async () => {
+    await using runtime = new Runtime({ maxProcesses: 1, shared: capacity(1), workers: 1 });
+    const scripts = new URL("./workers/scripts.ts", import.meta.url);
+    const [seen, local] = await runtime.runApp(async (app) => {
+      const handle = await app.forkWorker(scripts, null, { export: "fence" });
+      const seen = await app.awaitResult(handle);
+      return [seen, await app.awaitResult(await app.forkProcess((lang) => lang.fence))];
+    });
+    assert(typeof seen === "number" && seen > 0, `fence ${seen}`);
+    assert(typeof local === "number" && local >= (seen as number));
+  });
+
+  await t.step(
     "a different limit on the same key rejects with CapacityMismatchError (S7)",
     async () => {
       const key = `runtime-${++keys}`;

@@ -1,5 +1,7 @@
 // Admitting a process on a runtime with a shared capacity (API.md S1): the
 // lease that came with its slot goes to the process.
+import { setFence } from "../lang/interpreter.ts";
+import type { Lease } from "../runtime/shared/lease_manager.ts";
 import type { SharedSlotPool } from "../runtime/shared/shared_slot_pool.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import type { ProcessRecord } from "./process.ts";
@@ -19,5 +21,28 @@ export function admitUnderLease(
     if (lease !== undefined) shared.releaseLease(lease);
     throw error;
   }
-  if (lease !== undefined) record.holdLease(lease);
+  if (lease === undefined) return;
+  setFence(record.lang, lease.fence);
+  if (lease.signal.aborted) record.leaseLost(lease.signal.reason);
+  record.lease = new LeaseHold(lease, record);
+  lease.signal.addEventListener("abort", record.lease, { once: true });
+}
+
+/**
+ * A running process's lease (S1), and its listener for the lease's loss
+ * (S2): an event listener object rather than a closure, one allocation.
+ */
+export class LeaseHold {
+  constructor(readonly lease: Lease, readonly record: ProcessRecord) {}
+
+  handleEvent(): void {
+    this.record.leaseLost(this.lease.signal.reason);
+  }
+
+  /** The process stopped: the lease goes back through the pool. */
+  release(shared: SharedSlotPool): void {
+    this.record.lease = undefined;
+    this.lease.signal.removeEventListener("abort", this);
+    shared.releaseLease(this.lease);
+  }
 }

@@ -7,7 +7,8 @@ import type { LangInterpreter } from "../lang/interpreter.ts";
 import type { LangL } from "../lang/lang.ts";
 import { systemClock } from "../runtime/clock.ts";
 import type { Isolation, WorkerHost } from "../worker/host.ts";
-import { WorkerWaiter } from "../worker/pool.ts";
+import { WorkerPool, WorkerWaiter } from "../worker/pool.ts";
+import type { RuntimeCore } from "../runtime/core.ts";
 import { RemoteRun, type RunContext, type RunSpec } from "../worker/remote_run.ts";
 import type { ForkOptions, ProcessHandle, WorkerForkOptions } from "./app.ts";
 import { checkForkOptions } from "./_options.ts";
@@ -50,7 +51,7 @@ export function forkWorker<I, T>(
   if (checked.signal?.aborted) return Promise.reject(checked.signal.reason);
   const spec: RunSpec = { module: url, exportName, input, graceMs, name: checked.name };
   const forkOptions: ForkOptions = checked;
-  const pool = scope.core.workers;
+  const pool = workerPoolOf(scope.core);
   const host = pool.tryAcquire(isolation);
   if (host !== undefined) return forkOn<T>(scope, host, spec, forkOptions);
   const wait = new WorkerWait(scope, checked.signal, isolation);
@@ -115,7 +116,7 @@ class WorkerWait extends WorkerWaiter implements ScopeDependent {
   }
 
   #withdraw(reason: unknown): void {
-    if (!this.scope.core.workers.withdraw(this.kind, this)) return;
+    if (!workerPoolOf(this.scope.core).withdraw(this.kind, this)) return;
     this.#leave();
     this.#resolvers.reject(reason);
   }
@@ -125,4 +126,18 @@ class WorkerWait extends WorkerWaiter implements ScopeDependent {
     this.scope.removeDependent(this);
     this.scope.workEnded();
   }
+}
+
+/** The runtime's worker pool, started on its first forkWorker. */
+function workerPoolOf(core: RuntimeCore): WorkerPool {
+  let pool = core.workers as WorkerPool | undefined;
+  if (pool === undefined) {
+    pool = new WorkerPool(
+      core.workerLimit,
+      core.clock,
+      core.observer?.holdClock?.bind(core.observer),
+    );
+    core.workers = pool;
+  }
+  return pool;
 }

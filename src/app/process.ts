@@ -4,8 +4,8 @@
 import { ProcessCancelledError, ProcessFailedError, ProcessTimeoutError } from "../errors.ts";
 import { cancellationReason, requestCancellation } from "../lang/cancellation.ts";
 import { QueueNode } from "../_linked_queue.ts";
-import { LangInterpreter, setFence } from "../lang/interpreter.ts";
-import type { Lease } from "../runtime/shared/lease_manager.ts";
+import { LangInterpreter } from "../lang/interpreter.ts";
+import type { LeaseHold } from "./_lease_admission.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import { sleepOn } from "../runtime/clock.ts";
 import { logSafely } from "../runtime/_safe_log.ts";
@@ -56,8 +56,7 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
   /** `options.signal`, while the process runs; it shares the signal's one listener. */
   #signal: AbortSignal | undefined = undefined;
   /** Its lease on the runtime's shared capacity, while it runs; undefined without one. */
-  #lease: Lease | undefined = undefined;
-  #onLeaseLost: (() => void) | undefined = undefined;
+  lease: LeaseHold | undefined = undefined;
 
   constructor(
     readonly owner: ProcessOwner,
@@ -171,21 +170,9 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
     this.#requestCancel(new ProcessCancelledError(`${label} was cancelled`, { cause: reason }));
   }
 
-  /**
-   * Runs under `lease` (S1): sees its fencing token, and is cancelled with
-   * the lease's `LeaseLostError` when the lease cannot be renewed in time (S2).
-   */
-  holdLease(lease: Lease): void {
-    this.#lease = lease;
-    setFence(this.lang, lease.fence);
-    const signal = lease.signal;
-    if (signal.aborted) {
-      this.#requestCancel(signal.reason);
-      return;
-    }
-    const onLost = () => this.status === "running" && this.#requestCancel(signal.reason);
-    this.#onLeaseLost = onLost;
-    signal.addEventListener("abort", onLost, { once: true });
+  /** Its lease was lost (S2): cancelled with the lease's `LeaseLostError`. */
+  leaseLost(reason: ProcessCancelledError): void {
+    if (this.status === "running") this.#requestCancel(reason);
   }
 
   /** Its `options.signal` aborted while it ran. */
@@ -258,16 +245,6 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
     this.#timer = timer;
   }
 
-  /** After the local slot, so that a local fork the slot went to may get this lease too. */
-  #returnLease(lease: Lease): void {
-    this.#lease = undefined;
-    if (this.#onLeaseLost !== undefined) {
-      lease.signal.removeEventListener("abort", this.#onLeaseLost);
-    }
-    this.#onLeaseLost = undefined;
-    this.owner.core.shared!.releaseLease(lease);
-  }
-
   #link(signal: AbortSignal): void {
     if (signal.aborted) {
       this.cancel(signal.reason);
@@ -315,8 +292,8 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
     this.owner.processStopped(this);
     this.batch?.processStopped(this);
     core.slots.release();
-    const lease = this.#lease;
-    if (lease !== undefined) this.#returnLease(lease);
+    // After the local slot, so that a local fork the slot went to may get this lease too.
+    if (this.lease !== undefined) this.lease.release(core.shared!);
     const first = this.#stopWaiter;
     if (first !== undefined) {
       const more = this.#moreStopWaiters;

@@ -14,7 +14,6 @@ import { backendOf, type SharedCapacity } from "./shared/shared_capacity.ts";
 import { LeaseManager } from "./shared/lease_manager.ts";
 import { logSafely } from "./_safe_log.ts";
 import { SharedSlotPool } from "./shared/shared_slot_pool.ts";
-import { WorkerPool } from "../worker/pool.ts";
 
 /** Stream ids below 1 are the runtime's own; processes use their id. */
 const POOL_STREAM = -1;
@@ -35,7 +34,6 @@ export class RuntimeCore {
   #inlineRandom: RandomStream | undefined;
   /** Warm workers kept per isolation kind (`RuntimeOptions.workers`). */
   workerLimit: number = navigator.hardwareConcurrency;
-  #workers: WorkerPool | undefined = undefined;
 
   constructor(
     maxProcesses: number,
@@ -78,18 +76,15 @@ export class RuntimeCore {
     return this.#nextVarId++;
   }
 
-  /** The worker pool, started on the first forkWorker. */
-  get workers(): WorkerPool {
-    return this.#workers ??= new WorkerPool(
-      this.workerLimit,
-      this.clock,
-      this.observer?.holdClock?.bind(this.observer),
-    );
-  }
+  /**
+   * The worker pool (src/worker/), started by the first forkWorker; typed
+   * here only by what disposal needs, so the services do not import workers.
+   */
+  workers: { dispose(): Promise<void> } | undefined = undefined;
 
   /** Stops every worker, if any was started. */
   disposeWorkers(): Promise<void> {
-    return this.#workers?.dispose() ?? Promise.resolve();
+    return this.workers?.dispose() ?? Promise.resolve();
   }
 
   /** Stops the lease manager, if any: leases back to the store, its connections closed (S6). */

@@ -103,9 +103,13 @@ export interface RuntimeOptions {
 export interface PoolStats {
   /** The capacity. */
   max: number;
-  /** Processes holding a slot now (never above `max`). */
+  /**
+   * Processes running now (never above `max`). With a shared capacity, a
+   * fork that holds its local slot but still waits for a lease is not
+   * counted here but in `waiting`.
+   */
   active: number;
-  /** Forks waiting now, for a slot or for the start rate. */
+  /** Forks waiting now: for a slot, for the start rate, or for a lease on the shared capacity. */
   waiting: number;
   /**
    * Only on a runtime with a `rate`: of `waiting`, the forks a slot is free

@@ -129,3 +129,8 @@ export function pid(): number {
 export function exit(code: number): never {
   Deno.exit(code);
 }
+
+/** The fencing token the worker's LangL sees (the host's lease on a shared capacity). */
+export function fence(_: unknown, lang: LangL): number | undefined {
+  return lang.fence;
+}
