@@ -145,15 +145,21 @@ class Child {
     }
   }
 
+  /** Relays what the child prints after its report; resolves once it has exited. */
+  async finish(): Promise<Deno.CommandStatus> {
+    for (let line; !(line = await this.#lines.next()).done;) console.log(line.value);
+    return await this.process.status;
+  }
+
   /** Stops the child if it still runs; resolves once it has exited. */
-  async stop(): Promise<Deno.CommandStatus> {
+  async stop(): Promise<void> {
     try {
       this.process.kill("SIGTERM");
     } catch {
       // Already exited.
     }
     while (!(await this.#lines.next()).done); // drain, so the pipe closes
-    return await this.process.status;
+    await this.process.status;
   }
 
   async #next(what: string): Promise<string> {
@@ -196,6 +202,11 @@ async function parent(args: readonly string[]): Promise<void> {
     await Promise.all(children.map((child) => child.ready()));
     await Promise.all(children.map((child) => child.go()));
     records = (await Promise.all(children.map((child) => child.report()))).flat();
+    // Each child disposes of its runtime (its leases go back) and closes its client.
+    const statuses = await Promise.all(children.map((child) => child.finish()));
+    const failed = statuses.filter((status) => !status.success).length;
+    if (failed > 0) throw new Error(`${failed} child processes did not exit cleanly`);
+    await showLeftovers(server.port);
   } catch (error) {
     if (!interrupted) throw error;
     console.log("interrupted (Ctrl-C)");
@@ -203,16 +214,38 @@ async function parent(args: readonly string[]): Promise<void> {
     return;
   } finally {
     Deno.removeSignalListener("SIGINT", onInterrupt);
-    const statuses = await Promise.all(children.map((child) => child.stop()));
+    await Promise.all(children.map((child) => child.stop()));
     await server.stop();
     console.log(`stopped ${children.length} child processes and the redis-server`);
-    if (!interrupted && statuses.some((status) => !status.success)) Deno.exitCode = 1;
   }
   summarise(records, {
     limit,
     slots: processes * max,
     seconds: (performance.now() - started) / 1e3,
   });
+}
+
+/**
+ * What the fleet left in Redis once every runtime was disposed: its leases
+ * went back and its wait records went, so the script deleted the key's
+ * records; only the last fencing token stays, so that tokens keep increasing.
+ */
+async function showLeftovers(port: number): Promise<void> {
+  const redis = new Redis({ host: "127.0.0.1", port, lazyConnect: true });
+  try {
+    await redis.connect();
+    const prefix = `procpool:{${KEY}}:`;
+    const records = ["leases", "held", "want", "waiters", "meta"].map((name) => prefix + name);
+    const left = await redis.exists(...records);
+    const fence = await redis.get(prefix + "fence");
+    console.log(
+      `left in Redis after the runtimes were disposed: ${left} lease or wait records, ` +
+        `and the last fencing token ${fence}`,
+    );
+    if (left > 0) throw new Error(`the runtimes left ${left} records in Redis`);
+  } finally {
+    redis.disconnect();
+  }
 }
 
 async function startServer(): Promise<RedisServer> {

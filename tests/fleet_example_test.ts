@@ -66,6 +66,11 @@ Deno.test("examples/fleet.ts: three OS processes share one limit in Redis", asyn
       out.includes("the fleet never exceeded the limit, and no token was used twice at once"),
       out,
     );
+    // Every runtime's dispose gave its leases back and withdrew its wait records.
+    assert(
+      /^left in Redis after the runtimes were disposed: 0 lease or wait records/m.test(out),
+      out,
+    );
     assert(out.includes("stopped 3 child processes and the redis-server"), out);
     await assertClosed(serverPort(out));
   });
