@@ -163,6 +163,68 @@ Deno.test("runtime with a shared capacity on redis", async (t) => {
     assert(typeof local === "number" && local >= (seen as number));
   });
 
+  await t.step("under a start rate, starts keep the rate even when leases come late", async () => {
+    const shared = capacity(4);
+    await using holder = new Runtime({ maxProcesses: 4, shared });
+    await using rated = new Runtime({
+      maxProcesses: 4,
+      shared,
+      rate: { limit: 2, intervalMs: 100 },
+    });
+    const release = Promise.withResolvers<void>();
+    const holding = holder.runApp((app) => app.forkAll([1, 2, 3, 4], () => release.promise));
+    await until(() => holder.stats().active === 4, 5_000, "the holder takes every lease");
+    const starts: number[] = [];
+    const running = rated.runApp(async (app) => {
+      const handles = await Promise.all(
+        [1, 2, 3, 4].map(() => app.forkProcess(() => void starts.push(performance.now()))),
+      );
+      for (const handle of handles) await app.awaitResult(handle);
+    });
+    try {
+      // Long enough for the rate's window to have room for every fork twice over.
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      assertEquals(starts.length, 0);
+      assertEquals(rated.stats().waiting, 4);
+    } finally {
+      release.resolve();
+    }
+    await Promise.all([holding, running]);
+    assertEquals(starts.length, 4);
+    // Timers may fire a little early relative to performance.now(): 5 ms of slack.
+    for (let i = 2; i < starts.length; i++) {
+      assert(starts[i] - starts[i - 2] >= 95, `starts ${starts.map((s) => s - starts[0])}`);
+    }
+  });
+
+  await t.step(
+    "a fork waiting for the rate with its lease gives both back when withdrawn",
+    async () => {
+      await using runtime = new Runtime({
+        maxProcesses: 2,
+        shared: capacity(2),
+        rate: { limit: 1, intervalMs: 60_000 },
+      });
+      await runtime.runApp(async (app) => {
+        await app.awaitResult(await app.forkProcess(() => 1));
+        const controller = new AbortController();
+        const waiting = app.forkProcess(() => 2, { signal: controller.signal });
+        await until(
+          () => runtime.stats().waitingForRate === 1,
+          5_000,
+          "the fork waits for the rate",
+        );
+        assertEquals(runtime.stats().shared?.held, 1);
+        controller.abort(new Error("withdrawn"));
+        await assertRejects(() => waiting, Error, "withdrawn");
+        assertEquals(runtime.stats().waiting, 0);
+        assertEquals(runtime.stats().active, 0);
+      });
+      // Nobody waits, so the lease idles for a few ms, then goes back to the store.
+      await until(() => runtime.stats().shared?.held === 0, 5_000, "the lease goes back");
+    },
+  );
+
   await t.step(
     "a different limit on the same key rejects with CapacityMismatchError (S7)",
     async () => {

@@ -11,9 +11,7 @@ import type { PoolHooks } from "./_hooks.ts";
 import { ObservedSlotPool } from "./_observed_slots.ts";
 import type { WaitPolicy } from "./wait_policy.ts";
 import { backendOf, type SharedCapacity } from "./shared/shared_capacity.ts";
-import { LeaseManager } from "./shared/lease_manager.ts";
-import { logSafely } from "./_safe_log.ts";
-import { SharedSlotPool } from "./shared/shared_slot_pool.ts";
+import { createSharedSlotPool, type SharedSlotPool } from "./shared/shared_slot_pool.ts";
 
 /** Stream ids below 1 are the runtime's own; processes use their id. */
 const POOL_STREAM = -1;
@@ -49,21 +47,20 @@ export class RuntimeCore {
   ) {
     this.timerClock = isTimerClock(clock) ? clock : undefined;
     const random = new RandomStream(seed, POOL_STREAM);
-    let slots = createSlotPool(maxProcesses, wait, clock, random, rate);
     const backend = shared === undefined ? undefined : backendOf(shared);
-    if (shared !== undefined && backend !== undefined) {
-      // Leases live on real time whatever the runtime's clock: the store's
-      // deadlines pass in real time too.
-      const manager = new LeaseManager(backend.openStore(), {
-        maxHeld: maxProcesses,
-        logger: {
-          warn: (message, properties) => logSafely(logger, "warn", message, properties ?? {}),
-          info: (message, properties) => logSafely(logger, "info", message, properties ?? {}),
-        },
-      });
-      slots = this.shared = new SharedSlotPool(slots, manager, shared.key, shared.limit);
-    } else {
+    let slots: SlotPool;
+    if (backend === undefined) {
       this.shared = undefined;
+      slots = createSlotPool(maxProcesses, wait, clock, random, rate);
+    } else {
+      slots = this.shared = createSharedSlotPool(shared!, backend, {
+        maxProcesses,
+        wait,
+        clock,
+        random,
+        rate,
+        logger,
+      });
     }
     this.slots = hooks === undefined ? slots : new ObservedSlotPool(slots, hooks, clock);
   }

@@ -60,6 +60,8 @@ export interface RuntimeOptions {
    * Forks wait for both a slot and the rate, in the order of the wait policy;
    * `tryForkProcess` returns `undefined` when either is missing. `limit` is a
    * positive integer, `intervalMs` a positive finite number. Default: no rate.
+   * With `shared`, the rate comes last: a fork holds its slot and its lease
+   * while it waits for the window, so lease waits never bunch starts.
    */
   rate?: { limit: number; intervalMs: number };
   /** How forks wait when the pool is full. Default `fifo()`. */
