@@ -10,6 +10,7 @@ import {
   LeaseWaiter,
 } from "../src/runtime/shared/lease_manager.ts";
 import { FakeLeaseStore, never } from "./_fake_lease_store.ts";
+import { waitFor } from "./_lease_waiter.ts";
 
 class Waiter extends LeaseWaiter {
   lease: Lease | undefined;
@@ -338,4 +339,29 @@ Deno.test("lease manager: releasing", async (t) => {
     await clock.advance(1);
     await disposing;
   });
+});
+
+Deno.test("lease manager: by default, local deadlines ignore wall-clock steps", async () => {
+  // Real time, short: the default clock is what is under test.
+  const leaseMs = 60;
+  const store = new FakeLeaseStore(
+    { now: () => performance.now(), sleep: () => never() },
+    1,
+    leaseMs,
+  );
+  store.renewOverride = () => never(); // no renewal ever comes back
+  const manager = new LeaseManager(store, { maxHeld: 1, renewEveryMs: 20 });
+  const realNow = Date.now;
+  try {
+    const lease = await waitFor(manager).granted;
+    // The host's wall clock is set back an hour: a Date.now() deadline would
+    // now lie an hour away.
+    const stepped = realNow() - 3_600_000;
+    Date.now = () => stepped;
+    await new Promise((resolve) => setTimeout(resolve, leaseMs * 3));
+    assertInstanceOf(lease.signal.reason, LeaseLostError);
+  } finally {
+    Date.now = realNow;
+    await manager.dispose();
+  }
 });

@@ -23,7 +23,7 @@ export interface LeaseManagerOptions {
   readonly maxHeld: number;
   /** Names this runtime in the store. Default: a random UUID. */
   readonly holder?: string;
-  /** Real time: deadlines must pass as the store's do. Default: the system clock. */
+  /** Real time: deadlines must pass as the store's do. Default: performance.now(), which never steps. */
   readonly clock?: Clock;
   /** Jitter source, [0, 1). Default Math.random. */
   readonly random?: () => number;

@@ -5,7 +5,8 @@
 // The runtime's SharedSlotPool (shared_slot_pool.ts) is its only user.
 import { LinkedQueue } from "../../_linked_queue.ts";
 import { CapacityMismatchError } from "../../errors.ts";
-import { type Clock, systemClock } from "../clock.ts";
+import type { Clock } from "../clock.ts";
+import { monotonicClock } from "./_monotonic_clock.ts";
 import { HeldLeases, type Lease, type LeaseEntry, type StoreHealth } from "./_held_leases.ts";
 import { LeaseTimer } from "./_lease_timer.ts";
 import type { LeaseStore, ReleaseSubscription } from "./lease_store.ts";
@@ -50,7 +51,7 @@ export class LeaseManager {
     this.#store = store;
     this.#maxHeld = options.maxHeld;
     this.holder = options.holder ?? crypto.randomUUID();
-    this.#clock = options.clock ?? systemClock;
+    this.#clock = options.clock ?? monotonicClock;
     this.#random = options.random ?? Math.random;
     this.#logger = options.logger;
     this.#pollMinMs = options.pollMinMs ?? 50;
