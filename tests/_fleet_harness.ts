@@ -77,6 +77,15 @@ export class FleetChild {
     }
   }
 
+  /** Kills the process with SIGKILL if it still runs. */
+  kill(): void {
+    try {
+      this.child.kill("SIGKILL");
+    } catch {
+      // It has ended already.
+    }
+  }
+
   /** Closes stdin, waits for the process to end and for its output to be read. */
   async finish(): Promise<Deno.CommandStatus> {
     await this.child.stdin.close().catch(() => {});

@@ -100,7 +100,7 @@ Deno.test("fleet of OS processes on one key", async (t) => {
           "worker holds 2",
         );
         const granted = waitFor(survivor).granted;
-        worker.child.kill("SIGKILL");
+        worker.kill();
         await worker.finish();
         // Deadlines on Redis's clock: the last renewal + leaseMs.
         const scores = await fx.redis.zrange(leases, "0", "-1", "WITHSCORES");
@@ -112,6 +112,8 @@ Deno.test("fleet of OS processes on one key", async (t) => {
         // S2 promises 250 ms; this bound leaves room for a busy machine.
         assert(late <= 1_000, `taken ${late} ms after the deadline`);
       } finally {
+        worker.kill(); // at once, should a check above have failed
+        await worker.finish();
         await survivor.dispose();
       }
     },

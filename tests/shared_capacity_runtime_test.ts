@@ -1,0 +1,112 @@
+// A Runtime with a shared capacity on a real redis-server, through the public
+// API: stats().shared and lang.fence (S8), tryForkProcess only with a held
+// idle lease (S5), dispose returning leases and closing procpool's own
+// connection but not the caller's (S6), and a limit mismatch (S7).
+import { assert, assertEquals, assertInstanceOf, assertRejects } from "@std/assert";
+import { CapacityMismatchError, Runtime } from "../mod.ts";
+import { redisCapacity } from "../redis.ts";
+import { redisFixture, until, within } from "./_redis_fixture.ts";
+import { clientCount, Holds, storeKeys } from "./_shared_capacity.ts";
+
+const SLOW_MS = 15_000;
+
+Deno.test("shared capacity on a Runtime", async (t) => {
+  await using fx = await redisFixture();
+  const shared = (key: string, limit: number) =>
+    redisCapacity({ redis: fx.redis, key, limit, leaseMs: 2_000 });
+
+  await t.step("stats().shared and lang.fence", async () => {
+    await using plain = new Runtime({ maxProcesses: 1 });
+    assertEquals(plain.stats().shared, undefined);
+    assertEquals(await plain.runApp((app) => app.evalLang((lang) => lang.fence)), undefined);
+    await using runtime = new Runtime({ maxProcesses: 3, shared: shared("stats", 2) });
+    assertEquals(runtime.stats().shared, { key: "stats", limit: 2, held: 0 });
+    const holds = new Holds();
+    const run = runtime.runApp((app) => app.forkAll([1, 2, 3], (_, lang) => holds.process(lang)));
+    await until(() => holds.running === 2, SLOW_MS, "two holds");
+    assertEquals(runtime.stats().shared, { key: "stats", limit: 2, held: 2 });
+    assertEquals(runtime.stats().active, 2);
+    const [a, b] = holds.fences;
+    assert(Number.isSafeInteger(a) && Number.isSafeInteger(b) && a !== b, `fences ${a}, ${b}`);
+    holds.release();
+    assertEquals((await run).length, 3);
+  });
+
+  await t.step("S5: tryForkProcess only with a local slot and a held idle lease", async () => {
+    await using runtime = new Runtime({ maxProcesses: 2, shared: shared("try", 2) });
+    await runtime.runApp(async (app) => {
+      // Nothing held yet: no handle, although a local slot is free, and no waiting.
+      assertEquals(app.tryForkProcess(() => 1), undefined);
+      assertEquals(runtime.stats().waiting, 0);
+      const holds = new Holds();
+      const first = await app.forkProcess(holds.process);
+      assertEquals(runtime.stats().shared?.held, 1);
+      // Its one lease is busy: still no handle.
+      assertEquals(app.tryForkProcess(() => 1), undefined);
+      holds.release();
+      await app.awaitResult(first);
+      // The process has stopped and its slot is free (rule 1); its lease is
+      // kept a moment for a local fork, since nobody else waits.
+      assertEquals(runtime.stats().shared?.held, 1);
+      const second = app.tryForkProcess((lang) => lang.fence);
+      if (second === undefined) throw new Error("no handle while a held lease is idle");
+      assertEquals(await app.awaitResult(second), holds.fences[0]);
+      // The idle lease goes back to the store soon: no handle then.
+      await until(() => runtime.stats().shared?.held === 0, SLOW_MS, "the idle lease returned");
+      assertEquals(app.tryForkProcess(() => 1), undefined);
+    });
+  });
+
+  await t.step("S6: dispose returns the leases and closes procpool's connections", async () => {
+    const key = "dispose";
+    const before = await clientCount(fx.redis);
+    const runtime = new Runtime({ maxProcesses: 3, shared: shared(key, 3) });
+    const holds = new Holds();
+    const run = runtime.runApp((app) => app.forkAll([1, 2, 3], (_, lang) => holds.process(lang)));
+    try {
+      await until(() => holds.running === 3, SLOW_MS, "three holds");
+      assertEquals(await fx.redis.zcard(storeKeys(key).leases), 3);
+      assert(await clientCount(fx.redis) > before, "procpool's own connection");
+    } finally {
+      await within(runtime[Symbol.asyncDispose](), SLOW_MS, "dispose");
+    }
+    // Its processes were cancelled (not lost) and have stopped.
+    assertEquals(holds.running, 0);
+    for (const record of holds.records) assert(record.reason !== undefined, "cancelled");
+    await assertRejects(() => run);
+    // Every lease is back, and the store kept nothing for this runtime.
+    const { leases, held, want, waiters } = storeKeys(key);
+    assertEquals(await fx.redis.exists(leases, held, want, waiters), 0);
+    assertEquals(runtime.stats().shared?.held, 0);
+    // procpool's connection is gone (the server may list it a moment after
+    // its QUIT); the caller's client is open and works.
+    await until(async () => await clientCount(fx.redis) === before, SLOW_MS, "its connection");
+    assertEquals(fx.redis.status, "ready");
+    assertEquals(await fx.redis.ping(), "PONG");
+    await runtime[Symbol.asyncDispose](); // idempotent
+  });
+
+  await t.step("S7: a runtime with another limit on the same key is refused", async () => {
+    const key = "mismatch";
+    await using first = new Runtime({ maxProcesses: 1, shared: shared(key, 2) });
+    await using second = new Runtime({ maxProcesses: 1, shared: shared(key, 3) });
+    const holds = new Holds();
+    const run = first.runApp((app) => app.forkAll([1], (_, lang) => holds.process(lang)));
+    await until(() => holds.running === 1, SLOW_MS, "the first runtime holds");
+    const refused = await second.runApp(async (app) => {
+      const error = await app.forkProcess(() => 1).then(() => undefined, (e) => e);
+      return { error, stats: second.stats() };
+    });
+    assertInstanceOf(refused.error, CapacityMismatchError);
+    for (const word of [key, "2", "3"]) {
+      assert(refused.error.message.includes(word), `${refused.error.message} names ${word}`);
+    }
+    assertEquals(refused.stats.active, 0);
+    assertEquals(refused.stats.waiting, 0);
+    holds.release();
+    await run;
+    // Nothing live on the key any more: the store forgot the first limit.
+    await first[Symbol.asyncDispose]();
+    assertEquals(await second.runApp((app) => app.forkAll([1], () => 7)), [7]);
+  });
+});

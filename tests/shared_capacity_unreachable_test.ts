@@ -1,0 +1,115 @@
+// A store unreachable from the start, two ways: nothing listens on the port
+// (connections refused), or a blackholing proxy that accepts connections and
+// then forwards nothing (commands never answered). Forks wait without
+// starting; `options.signal` and scope cancellation withdraw them (S3); and
+// dispose returns within a second, closing what procpool opened (S6).
+import { assert, assertEquals, assertInstanceOf, assertRejects } from "@std/assert";
+import { Redis } from "ioredis";
+import { Runtime, ScopeClosedError } from "../mod.ts";
+import { redisCapacity } from "../redis.ts";
+import { BlackholeProxy } from "./_blackhole_proxy.ts";
+import { redisFixture, sleep } from "./_redis_fixture.ts";
+import { Holds } from "./_shared_capacity.ts";
+
+/** S6: dispose gives up on an unreachable store after 1 s; this much more for a busy machine. */
+const DISPOSE_SLACK_MS = 300;
+/** Long enough for a fork to have asked the store (and failed, or hung) a few times. */
+const TRYING_MS = 300;
+
+/** What a runtime does with a store it cannot reach; `redis` is the caller's client. */
+async function unreachable(redis: Redis): Promise<void> {
+  const runtime = new Runtime({
+    maxProcesses: 2,
+    shared: redisCapacity({ redis, key: "unreachable", limit: 2, leaseMs: 2_000 }),
+  });
+  const holds = new Holds();
+  let checked!: () => void;
+  const allChecked = new Promise<void>((resolve) => checked = resolve);
+  const run = runtime.runApp(async (app) => {
+    // options.signal withdraws a fork waiting for a lease, with its reason.
+    const controller = new AbortController();
+    const withdrawn = app.forkProcess(holds.process, { signal: controller.signal });
+    await sleep(TRYING_MS);
+    assertEquals(runtime.stats().waiting, 1);
+    assertEquals(runtime.stats().shared?.held, 0);
+    const reason = new Error("not needed any more");
+    controller.abort(reason);
+    const rejection = await withdrawn.then(() => undefined, (error) => error);
+    assertEquals(rejection, reason);
+    assertEquals(runtime.stats().waiting, 0);
+
+    // A cancelled scope withdraws its forks with ScopeClosedError.
+    let inScope: unknown;
+    await assertRejects(
+      () =>
+        app.scope(async (inner) => {
+          inner.forkProcess(holds.process).catch((error) => inScope = error);
+          await sleep(TRYING_MS);
+          assertEquals(runtime.stats().waiting, 1);
+          throw new Error("the scope gives up");
+        }),
+      Error,
+      "the scope gives up",
+    );
+    assertInstanceOf(inScope, ScopeClosedError);
+    assertEquals(runtime.stats().waiting, 0);
+
+    // A fork still waiting when the runtime is disposed.
+    const last = app.forkProcess(holds.process);
+    await sleep(TRYING_MS);
+    checked();
+    return await last;
+  });
+  try {
+    // The app's checks passed (or one failed, and `run` says which).
+    await Promise.race([allChecked, run]);
+    const started = performance.now();
+    await runtime[Symbol.asyncDispose]();
+    const took = performance.now() - started;
+    if (Deno.env.get("FLEET_REPORT") !== undefined) console.log({ disposeMs: took });
+    assert(took <= 1_000 + DISPOSE_SLACK_MS, `dispose took ${took} ms`);
+    await assertRejects(() => run);
+    assertEquals(holds.started, 0, "a process started without a lease");
+    assertEquals(runtime.stats().started, 0);
+  } finally {
+    await runtime[Symbol.asyncDispose]();
+    await run.catch(() => {});
+  }
+}
+
+Deno.test("shared capacity: a store unreachable from the start", async (t) => {
+  await t.step("nothing listens on the port", async () => {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = listener.addr.port;
+    listener.close();
+    const redis = new Redis({
+      host: "127.0.0.1",
+      port,
+      lazyConnect: true,
+      // ioredis's disconnect() while reconnecting arms a timer of this length
+      // (default 2 s) that nothing clears; it is inherited by duplicate().
+      disconnectTimeout: 20,
+      retryStrategy: () => 20,
+    });
+    redis.on("error", () => {});
+    try {
+      await unreachable(redis);
+    } finally {
+      redis.disconnect();
+      await sleep(40); // after those 20 ms timers, whatever the machine's load
+    }
+  });
+
+  await t.step("connections accepted, nothing answered", async () => {
+    await using fx = await redisFixture();
+    await using proxy = new BlackholeProxy(fx.server.port);
+    proxy.cut({ discard: true });
+    const redis = new Redis({ host: "127.0.0.1", port: proxy.port, lazyConnect: true });
+    redis.on("error", () => {});
+    try {
+      await unreachable(redis);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
