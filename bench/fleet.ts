@@ -1,0 +1,145 @@
+// A capacity shared across OS processes through Redis: procpool against
+// redis-semaphore and Bottleneck's clustering mode, every figure from one run
+// on one private redis-server. Each row of each library runs in fresh OS
+// processes (_fleet_worker.ts) on its own key. Markdown goes to stdout (paste
+// it into BENCHMARKS.md), progress to stderr.
+//
+//   deno task bench:fleet [--libs=procpool,redis-semaphore,bottleneck] [--processes=4]
+//     [--seconds=5] [--idle-seconds=10]
+//   --libs may also name lease-manager: procpool's lease manager without a Runtime (debugging).
+import { Redis } from "ioredis";
+import { startRedisServer } from "../tests/_redis_server.ts";
+import {
+  handoffTable,
+  holdTable,
+  idleFigures,
+  idleTable,
+  loadFigures,
+  shortTable,
+} from "./_fleet_figures.ts";
+import { LEASE_MS, LIBRARIES, type Library } from "./_fleet_limiters.ts";
+import { cpuSeconds } from "./_fleet_redis.ts";
+import { type RowSpec, runRow } from "./_fleet_row.ts";
+import { machine, stdoutOf } from "./_machine.ts";
+import { PEERS, targets } from "./_fleet_targets.ts";
+import { intArg } from "./_shared.ts";
+
+function option(name: string): string | undefined {
+  const prefix = `--${name}=`;
+  return Deno.args.find((arg) => arg.startsWith(prefix))?.slice(prefix.length);
+}
+
+const unknown = Deno.args.filter((arg) => !/^--(libs|processes|seconds|idle-seconds)=/.test(arg));
+if (unknown.length > 0) {
+  console.error(`unknown arguments: ${unknown.join(" ")} (see the header of bench/fleet.ts)`);
+  Deno.exit(2);
+}
+const libraries = (option("libs")?.split(",") ?? ["procpool", ...PEERS]) as Library[];
+for (const library of libraries) {
+  if (!LIBRARIES.includes(library)) {
+    console.error(`unknown library ${library}; one of ${LIBRARIES.join(", ")}`);
+    Deno.exit(2);
+  }
+}
+const processes = intArg(option("processes"), 4);
+const seconds = intArg(option("seconds"), 5);
+const idleSeconds = intArg(option("idle-seconds"), 10);
+
+const HOLD: RowSpec = {
+  name: "hold",
+  limit: 8,
+  local: 8,
+  load: { lanes: 8, holdMinMs: 2, holdMaxMs: 5 },
+  ms: seconds * 1000,
+};
+// One job at a time per process, and fewer slots than processes: a process
+// that releases has nothing of its own waiting, so the slot must go to another.
+const HANDOFF: RowSpec = {
+  name: "handoff",
+  limit: Math.max(1, Math.floor(processes / 2)),
+  local: 1,
+  load: { lanes: 1, holdMinMs: 2, holdMaxMs: 5 },
+  ms: seconds * 1000,
+};
+const SHORT: RowSpec = {
+  name: "short",
+  limit: 16,
+  local: 16,
+  load: { lanes: 16, holdMinMs: 0, holdMaxMs: 1 },
+  ms: seconds * 1000,
+};
+const HOLDERS = 2, WAITERS = 25;
+const IDLE: RowSpec = {
+  name: "idle",
+  limit: HOLDERS * processes,
+  // Room for every waiter to hold a local slot, so that all of them wait on the shared capacity.
+  local: HOLDERS + WAITERS,
+  idle: { holders: HOLDERS, waiters: WAITERS },
+  ms: idleSeconds * 1000,
+};
+
+const started = performance.now();
+await using server = await startRedisServer();
+const redis = new Redis({ host: "127.0.0.1", port: server.port, lazyConnect: true });
+await redis.connect();
+
+const version = /redis_version:(\S+)/.exec(await redis.info("server"))?.[1];
+const load = async () => (await stdoutOf("cat", "/proc/loadavg"))?.split(" ").slice(0, 3).join(" ");
+console.log(`### Machine\n\n${await machine()}`);
+console.log(
+  `- redis-server ${version}, private, on loopback; load average at start ${await load()}\n`,
+);
+
+const failures: string[] = [];
+async function each<F>(spec: RowSpec, figures: (run: Awaited<ReturnType<typeof runRow>>) => F) {
+  const rows: [Library, F][] = [];
+  for (const library of libraries) {
+    console.error(`… ${spec.name}: ${library}`);
+    try {
+      rows.push([library, figures(await runRow(redis, server.port, library, spec, processes))]);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      failures.push(`- ${library}, row "${spec.name}": could not run: ${message.split("\n")[0]}`);
+      console.error(`… ${library} failed in row ${spec.name}:`, error);
+    }
+  }
+  return rows;
+}
+
+const hold = await each(HOLD, (run) => loadFigures(run, HOLD.limit));
+console.log(
+  `### ${processes} processes, limit ${HOLD.limit}, holds of 2–5 ms (${seconds} s each)\n\n${
+    holdTable(hold, HOLD.limit)
+  }\n`,
+);
+const handoff = await each(HANDOFF, (run) => loadFigures(run, HANDOFF.limit));
+console.log(
+  `### Release→start across processes: ${processes} processes of one job at a time, limit ${HANDOFF.limit}, holds of 2–5 ms (${seconds} s each)\n\n${
+    handoffTable(handoff, HANDOFF.limit)
+  }\n`,
+);
+const short = await each(SHORT, (run) => loadFigures(run, SHORT.limit));
+console.log(
+  `### ${processes} processes, limit ${SHORT.limit}, holds of 0–1 ms (${seconds} s each)\n\n${
+    shortTable(short, SHORT.limit)
+  }\n`,
+);
+
+const before = await cpuSeconds(redis);
+await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
+const alone = (await cpuSeconds(redis) - before) * 1000 / idleSeconds;
+const idle = await each(IDLE, (run) => idleFigures(run, WAITERS * processes));
+console.log(
+  `### ${WAITERS * processes} forks waiting idle for ${idleSeconds} s, limit ${IDLE.limit}\n\n${
+    idleTable(idle, IDLE.limit)
+  }\n\nRedis alone (only this driver connected) used ${alone.toFixed(2)} ms CPU/s.\n`,
+);
+
+const targetLines = targets({ hold, short, handoff, idle, aloneMsPerS: alone });
+console.log(
+  `### Targets (procpool against the better peer of this run)\n\n${targetLines.join("\n")}\n`,
+);
+if (failures.length > 0) console.log(`### Could not run\n\n${failures.join("\n")}\n`);
+console.log(`Load average at the end: ${await load()}; leases and locks of ${LEASE_MS} ms.`);
+redis.disconnect();
+console.error(`… done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
