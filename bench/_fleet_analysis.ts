@@ -3,6 +3,7 @@
 // performance.now(), comparable across processes on one host), tagged with
 // the process that made it. Pure functions, tested in
 // tests/fleet_analysis_test.ts.
+import { heldWithin as heldInside, maxConcurrent } from "../tests/_fleet_harness.ts";
 
 /** One process holding one slot of the shared capacity. */
 export interface Hold {
@@ -36,20 +37,16 @@ function events(holds: readonly Hold[]): Event[] {
   return list.sort((a, b) => a.t - b.t || a.step - b.step);
 }
 
+const interval = ({ start, end }: Hold) => [start, end] as const;
+
 /** The most holds open at one instant, across all processes. */
 export function maxConcurrency(holds: readonly Hold[]): number {
-  let open = 0, max = 0;
-  for (const { step } of events(holds)) max = Math.max(max, open += step);
-  return max;
+  return maxConcurrent(holds.map(interval));
 }
 
 /** Held µs inside `window`, summed over all holds. */
 export function heldWithin(holds: readonly Hold[], window: Window): number {
-  let held = 0;
-  for (const { start, end } of holds) {
-    held += Math.max(0, Math.min(end, window.to) - Math.max(start, window.from));
-  }
-  return held;
+  return heldInside(holds.map(interval), window.from, window.to);
 }
 
 /** Held time / (limit × window length): the share of the fleet's capacity in use. */
@@ -61,6 +58,22 @@ export function utilisation(holds: readonly Hold[], limit: number, window: Windo
 export function completedPerSecond(holds: readonly Hold[], window: Window): number {
   const done = holds.filter(({ end }) => end >= window.from && end < window.to).length;
   return done / ((window.to - window.from) / 1e6);
+}
+
+/** Mean length of the holds that ended inside `window`, µs. */
+export function meanHold(holds: readonly Hold[], window: Window): number {
+  const inside = holds.filter(({ end }) => end >= window.from && end < window.to);
+  return inside.reduce((sum, { start, end }) => sum + end - start, 0) / inside.length;
+}
+
+/** Each process's part of the time held inside `window`, by process index. */
+export function shares(holds: readonly Hold[], window: Window, processes: number): number[] {
+  const held = Array.from(
+    { length: processes },
+    (_, proc) => heldWithin(holds.filter((hold) => hold.proc === proc), window),
+  );
+  const total = held.reduce((sum, h) => sum + h, 0);
+  return held.map((h) => h / total);
 }
 
 /** Release→start gaps in µs, split by whether the start was in another process. */

@@ -5,6 +5,8 @@ import {
   handoffs,
   type Hold,
   maxConcurrency,
+  meanHold,
+  shares,
   utilisation,
 } from "./_fleet_analysis.ts";
 import type { RowRun } from "./_fleet_row.ts";
@@ -13,12 +15,19 @@ import { fmt, markdownTable, percentile } from "./_shared.ts";
 
 export interface LoadFigures {
   perSecond: number;
+  /** Mean hold, ms (timers run late on a busy machine). */
+  meanHold: number;
   utilisation: number;
+  /** The smallest and largest process's part of the held time. */
+  shareMin: number;
+  shareMax: number;
   maxConcurrent: number;
   /** Cross-process release→start, ms. */
   p50: number;
   p99: number;
   crossPairs: number;
+  /** Release→start within one process (maybe a local hand-off), ms. */
+  localP50: number;
   localPairs: number;
   /** Redis commands (scripts' inner commands included) per completed process. */
   commands: number;
@@ -46,16 +55,21 @@ function errors(run: RowRun): string {
   return run.errorCount === 0 ? "0" : `${run.errorCount} (${run.errors[0]})`;
 }
 
-export function loadFigures(run: RowRun, limit: number): LoadFigures {
+export function loadFigures(run: RowRun, limit: number, processes: number): LoadFigures {
   const pairs = handoffs(run.holds, limit, run.window);
   const done = run.holds.length;
+  const parts = shares(run.holds, run.window, processes);
   return {
     perSecond: completedPerSecond(run.holds, run.window),
+    meanHold: meanHold(run.holds, run.window) / 1000,
     utilisation: utilisation(run.holds, limit, run.window),
+    shareMin: Math.min(...parts),
+    shareMax: Math.max(...parts),
     maxConcurrent: maxConcurrency(run.holds),
     p50: percentile(pairs.cross, 50) / 1000,
     p99: percentile(pairs.cross, 99) / 1000,
     crossPairs: pairs.cross.length,
+    localP50: percentile(pairs.local, 50) / 1000,
     localPairs: pairs.local.length,
     commands: totalCommands(run.commands) / done,
     scripts: scriptCalls(run.commands) / done,
@@ -80,63 +94,75 @@ export function idleFigures(run: RowRun, waiters: number): IdleFigures {
 }
 
 const pct = (value: number) => `${(value * 100).toFixed(1)} %`;
-const ms = (value: number) => (Number.isNaN(value) ? "— (never full)" : value.toFixed(2));
-const perProcess = (f: LoadFigures) => `${f.commands.toFixed(1)} (${f.scripts.toFixed(1)})`;
+const ms = (value: number) => (Number.isNaN(value) ? "—" : value.toFixed(2));
 const bound = (max: number, limit: number) => `${max}${max > limit ? " **OVER**" : ""}`;
+const perProcess = (f: LoadFigures) => `${f.commands.toFixed(1)} (${f.scripts.toFixed(1)})`;
+const split = (f: LoadFigures) =>
+  `${(f.shareMin * 100).toFixed(0)}–${(f.shareMax * 100).toFixed(0)} %`;
+
+/** The columns every load row shows, first. */
+function throughputColumns(f: LoadFigures, limit: number): string[] {
+  return [
+    fmt(f.perSecond),
+    f.meanHold.toFixed(2),
+    pct(f.utilisation),
+    split(f),
+    bound(f.maxConcurrent, limit),
+  ];
+}
+const THROUGHPUT = (limit: number) => [
+  "processes/s",
+  "mean hold ms",
+  "utilisation",
+  "share per process",
+  `max concurrent (≤ ${limit})`,
+];
+
+/** Cross-process release→start, then the same-process pairs. */
+function handoffColumns(f: LoadFigures): string[] {
+  return [ms(f.p50), ms(f.p99), fmt(f.crossPairs), ms(f.localP50), fmt(f.localPairs)];
+}
+const HANDOFF = [
+  "cross-process release→start p50 ms",
+  "p99 ms",
+  "pairs",
+  "same-process p50 ms",
+  "pairs",
+];
+
+/** What Redis did per completed process. */
+function redisColumns(f: LoadFigures): string[] {
+  return [perProcess(f), f.top, fmt(f.cpuUs), f.errors];
+}
+const REDIS = [
+  "Redis commands/process (script runs)",
+  "most called, per process",
+  "Redis CPU µs/process",
+  "errors",
+];
 
 export function holdTable(rows: [string, LoadFigures][], limit: number): string {
   return markdownTable(
-    [
-      "library",
-      "processes/s",
-      "utilisation",
-      `max concurrent (≤ ${limit})`,
-      "release→start p50 ms",
-      "p99 ms",
-      "cross / local pairs",
-      "Redis commands/process (script runs)",
-      "most called, per process",
-      "Redis CPU µs/process",
-      "errors",
-    ],
-    rows.map(([name, f]) => [
-      name,
-      fmt(f.perSecond),
-      pct(f.utilisation),
-      bound(f.maxConcurrent, limit),
-      ms(f.p50),
-      ms(f.p99),
-      `${fmt(f.crossPairs)} / ${fmt(f.localPairs)}`,
-      perProcess(f),
-      f.top,
-      fmt(f.cpuUs),
-      f.errors,
-    ]),
+    ["library", ...THROUGHPUT(limit), ...HANDOFF, ...REDIS],
+    rows.map((
+      [name, f],
+    ) => [name, ...throughputColumns(f, limit), ...handoffColumns(f), ...redisColumns(f)]),
   );
 }
 
 export function shortTable(rows: [string, LoadFigures][], limit: number): string {
   return markdownTable(
-    [
-      "library",
-      "processes/s",
-      "utilisation",
-      `max concurrent (≤ ${limit})`,
-      "Redis commands/process (script runs)",
-      "most called, per process",
-      "Redis CPU µs/process",
-      "errors",
-    ],
-    rows.map(([name, f]) => [
-      name,
-      fmt(f.perSecond),
-      pct(f.utilisation),
-      bound(f.maxConcurrent, limit),
-      perProcess(f),
-      f.top,
-      fmt(f.cpuUs),
-      f.errors,
-    ]),
+    ["library", ...THROUGHPUT(limit), ...REDIS],
+    rows.map(([name, f]) => [name, ...throughputColumns(f, limit), ...redisColumns(f)]),
+  );
+}
+
+export function handoffTable(rows: [string, LoadFigures][], limit: number): string {
+  return markdownTable(
+    ["library", ...HANDOFF, ...THROUGHPUT(limit), ...REDIS],
+    rows.map((
+      [name, f],
+    ) => [name, ...handoffColumns(f), ...throughputColumns(f, limit), ...redisColumns(f)]),
   );
 }
 
@@ -157,31 +183,6 @@ export function idleTable(rows: [string, IdleFigures][], limit: number): string 
       fmt(f.commandsPerS, 1),
       f.top,
       `${f.waitersDone} (${f.early})`,
-      bound(f.maxConcurrent, limit),
-      f.errors,
-    ]),
-  );
-}
-
-export function handoffTable(rows: [string, LoadFigures][], limit: number): string {
-  return markdownTable(
-    [
-      "library",
-      "release→start p50 ms",
-      "p99 ms",
-      "cross / local pairs",
-      "processes/s",
-      "utilisation",
-      `max concurrent (≤ ${limit})`,
-      "errors",
-    ],
-    rows.map(([name, f]) => [
-      name,
-      ms(f.p50),
-      ms(f.p99),
-      `${fmt(f.crossPairs)} / ${fmt(f.localPairs)}`,
-      fmt(f.perSecond),
-      pct(f.utilisation),
       bound(f.maxConcurrent, limit),
       f.errors,
     ]),

@@ -5,6 +5,8 @@
 import { Redis } from "ioredis";
 import Bottleneck from "bottleneck";
 import { Semaphore } from "redis-semaphore";
+import { Runtime } from "../mod.ts";
+import { redisCapacity } from "../redis.ts";
 import { LeaseManager } from "../src/runtime/shared/lease_manager.ts";
 import { RedisLeaseStore } from "../src/runtime/shared/redis_store.ts";
 import { lease } from "../tests/_lease_waiter.ts";
@@ -45,9 +47,7 @@ export async function openLimiter(
 }
 
 const OPEN: Record<Library, (options: LimiterOptions) => Promise<FleetLimiter>> = {
-  procpool: () => {
-    throw new Error("the procpool row needs Runtime's `shared` option (not on main yet)");
-  },
+  procpool: openProcpool,
   "redis-semaphore": openSemaphore,
   bottleneck: openBottleneck,
   "lease-manager": openLeaseManager,
@@ -57,6 +57,29 @@ async function connect(port: number): Promise<Redis> {
   const redis = new Redis({ host: "127.0.0.1", port, lazyConnect: true });
   await redis.connect();
   return redis;
+}
+
+/**
+ * procpool as API.md shows it: a Runtime whose `shared` capacity is
+ * `redisCapacity` on the caller's ioredis client; a job is a process, forked
+ * and awaited.
+ */
+async function openProcpool({ port, key, limit, local }: LimiterOptions): Promise<FleetLimiter> {
+  const redis = await connect(port);
+  const shared = redisCapacity({ redis, key, limit, leaseMs: LEASE_MS });
+  const runtime = new Runtime({ maxProcesses: local, shared });
+  return {
+    session: (body) =>
+      runtime.runApp((app) =>
+        body(async (job) => {
+          await app.awaitResult(await app.forkProcess(job));
+        })
+      ),
+    close: async () => {
+      await runtime[Symbol.asyncDispose]();
+      await redis.quit();
+    },
+  };
 }
 
 /**

@@ -2,15 +2,13 @@
 // (_fleet_worker.ts) on one key of the private redis-server, started
 // together, their holds merged, and what Redis counted meanwhile.
 import type { Redis } from "ioredis";
+import { FleetChild, wallMs } from "../tests/_fleet_harness.ts";
 import type { Hold, Window } from "./_fleet_analysis.ts";
 import type { Library } from "./_fleet_limiters.ts";
 import { type CommandCounts, commandCounts, cpuSeconds, resetStats } from "./_fleet_redis.ts";
-import type { Go, Plan, WorkerReport } from "./_fleet_worker.ts";
+import type { Plan, WorkerReport } from "./_fleet_worker.ts";
 
 const WORKER = new URL("./_fleet_worker.ts", import.meta.url).pathname;
-const CONFIG = new URL("../deno.json", import.meta.url).pathname;
-/** Starting a Deno process that loads a Redis client takes seconds on a busy machine. */
-const START_LIMIT_MS = 60_000;
 /** Between the go and the first job: every process has read its go by then. */
 const GO_LEAD_MS = 300;
 /** Load rows: the first part of the run is warm-up, left out of the figures. */
@@ -26,8 +24,8 @@ export interface RowSpec {
   limit: number;
   /** Each process's own bound (procpool's maxProcesses). */
   local: number;
-  load?: Plan["load"];
-  idle?: Plan["idle"];
+  load?: { lanes: number; holdMinMs: number; holdMaxMs: number };
+  idle?: { holders: number; waiters: number };
   /** Load rows: how long jobs keep starting. The idle row: how long the quiet window lasts. */
   ms: number;
 }
@@ -60,22 +58,20 @@ export async function runRow(
     key: `fleet:${spec.name}:${library}`,
     limit: spec.limit,
     local: spec.local,
-    load: spec.load,
-    idle: spec.idle,
+    load: spec.load && { ...spec.load, ms: spec.ms },
+    idle: spec.idle && {
+      ...spec.idle,
+      queueAfterMs: QUEUE_AFTER_MS,
+      releaseAfterMs: WINDOW_AFTER_MS + spec.ms + RELEASE_AFTER_WINDOW_MS,
+    },
   };
-  const workers = Array.from({ length: processes }, () => new Worker(plan));
+  const workers = Array.from({ length: processes }, () => new FleetChild(WORKER, plan));
   try {
-    await Promise.all(workers.map((worker) => worker.ready()));
+    await Promise.all(workers.map(ready));
     await resetStats(redis);
     let cpuBefore = await cpuSeconds(redis);
-    const startAt = Date.now() + GO_LEAD_MS;
-    const go: Go = {
-      startAt,
-      endAt: startAt + spec.ms,
-      waitAt: startAt + QUEUE_AFTER_MS,
-      releaseAt: startAt + WINDOW_AFTER_MS + spec.ms + RELEASE_AFTER_WINDOW_MS,
-    };
-    await Promise.all(workers.map((worker) => worker.go(go)));
+    const startAt = Math.round(wallMs()) + GO_LEAD_MS;
+    await Promise.all(workers.map((worker) => worker.send(`go ${startAt}`)));
     let window: Window;
     let commands: CommandCounts | undefined;
     let cpu = 0;
@@ -89,9 +85,14 @@ export async function runRow(
       commands = await commandCounts(redis);
       window = { from: from * 1000, to: (from + spec.ms) * 1000 };
     } else {
-      window = { from: (startAt + WARM_UP_MS) * 1000, to: go.endAt * 1000 };
+      window = { from: (startAt + WARM_UP_MS) * 1000, to: (startAt + spec.ms) * 1000 };
     }
-    const reports = await Promise.all(workers.map((worker) => worker.report(spec.ms)));
+    // The idle row also waits before its window and drains after it.
+    const reports = await Promise.all(
+      workers.map(async (worker) =>
+        JSON.parse(await worker.line("its report", spec.ms + 60_000)) as WorkerReport
+      ),
+    );
     if (!commands) {
       cpu = await cpuSeconds(redis) - cpuBefore;
       commands = await commandCounts(redis);
@@ -107,88 +108,25 @@ export async function runRow(
       window,
     };
   } finally {
-    for (const worker of workers) worker.kill();
-    await Promise.all(workers.map((worker) => worker.child.status));
+    for (const worker of workers) kill(worker.child);
+    await Promise.all(workers.map((worker) => worker.finish()));
+  }
+}
+
+async function ready(worker: FleetChild): Promise<void> {
+  const line = await worker.line("ready");
+  if (line !== "ready") throw new Error(`expected "ready", got ${JSON.stringify(line)}`);
+}
+
+/** Ends a worker that is stuck or has already reported (a no-op after it exited). */
+function kill(child: Deno.ChildProcess): void {
+  try {
+    child.kill("SIGKILL");
+  } catch {
+    // Already exited.
   }
 }
 
 function sleepUntil(atMs: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, atMs - Date.now())));
-}
-
-/** A _fleet_worker.ts process, spoken to by lines. */
-class Worker {
-  readonly child: Deno.ChildProcess;
-  readonly #lines: AsyncIterator<string>;
-  readonly #stderr: Promise<string>;
-
-  constructor(plan: Plan) {
-    this.child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--quiet",
-        "--config",
-        CONFIG,
-        "--allow-net=127.0.0.1",
-        "--allow-env",
-        "--allow-read",
-        WORKER,
-        JSON.stringify(plan),
-      ],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    this.#lines = lines(this.child.stdout);
-    this.#stderr = new Response(this.child.stderr).text();
-  }
-
-  async ready(): Promise<void> {
-    const line = await this.#line("ready", START_LIMIT_MS);
-    if (line !== "ready") throw new Error(`expected "ready", got ${JSON.stringify(line)}`);
-  }
-
-  async go(go: Go): Promise<void> {
-    const writer = this.child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(`go ${JSON.stringify(go)}\n`));
-    await writer.close();
-  }
-
-  async report(rowMs: number): Promise<WorkerReport> {
-    // The idle row also waits WINDOW_AFTER_MS before its window and drains afterwards.
-    return JSON.parse(await this.#line("its report", rowMs + 60_000));
-  }
-
-  kill(): void {
-    try {
-      this.child.kill("SIGKILL");
-    } catch {
-      // Already exited.
-    }
-  }
-
-  async #line(what: string, limitMs: number): Promise<string> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no ${what} within ${limitMs} ms`)), limitMs);
-    });
-    try {
-      const { value, done } = await Promise.race([this.#lines.next(), late]);
-      if (done) throw new Error(`worker ended before ${what}:\n${await this.#stderr}`);
-      return value;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-}
-
-async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  let buffer = "";
-  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-    buffer += chunk;
-    for (let at; (at = buffer.indexOf("\n")) >= 0; buffer = buffer.slice(at + 1)) {
-      yield buffer.slice(0, at);
-    }
-  }
-  if (buffer !== "") yield buffer;
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, atMs - wallMs())));
 }

@@ -29,6 +29,16 @@ export async function revision(): Promise<string> {
   const repo = new URL("..", import.meta.url).pathname;
   const head = await stdoutOf("git", "-C", repo, "rev-parse", "--short", "HEAD");
   if (head === undefined) return "unknown revision";
-  const dirty = await stdoutOf("git", "-C", repo, "status", "--porcelain", "--", "src", "mod.ts");
-  return dirty ? `${head} + uncommitted changes in src/ or mod.ts` : head;
+  const dirty = await stdoutOf(
+    "git",
+    "-C",
+    repo,
+    "status",
+    "--porcelain",
+    "--",
+    "src",
+    "mod.ts",
+    "redis.ts",
+  );
+  return dirty ? `${head} + uncommitted changes in src/, mod.ts or redis.ts` : head;
 }

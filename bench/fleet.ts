@@ -5,7 +5,7 @@
 // it into BENCHMARKS.md), progress to stderr.
 //
 //   deno task bench:fleet [--libs=procpool,redis-semaphore,bottleneck] [--processes=4]
-//     [--seconds=5] [--idle-seconds=10]
+//     [--seconds=5] [--idle-seconds=10] [--only=hold,handoff,short,idle]
 //   --libs may also name lease-manager: procpool's lease manager without a Runtime (debugging).
 import { Redis } from "ioredis";
 import { startRedisServer } from "../tests/_redis_server.ts";
@@ -29,7 +29,9 @@ function option(name: string): string | undefined {
   return Deno.args.find((arg) => arg.startsWith(prefix))?.slice(prefix.length);
 }
 
-const unknown = Deno.args.filter((arg) => !/^--(libs|processes|seconds|idle-seconds)=/.test(arg));
+const unknown = Deno.args.filter((arg) =>
+  !/^--(libs|processes|seconds|idle-seconds|only)=/.test(arg)
+);
 if (unknown.length > 0) {
   console.error(`unknown arguments: ${unknown.join(" ")} (see the header of bench/fleet.ts)`);
   Deno.exit(2);
@@ -38,6 +40,14 @@ const libraries = (option("libs")?.split(",") ?? ["procpool", ...PEERS]) as Libr
 for (const library of libraries) {
   if (!LIBRARIES.includes(library)) {
     console.error(`unknown library ${library}; one of ${LIBRARIES.join(", ")}`);
+    Deno.exit(2);
+  }
+}
+const ROWS = ["hold", "handoff", "short", "idle"];
+const only = option("only")?.split(",") ?? ROWS;
+for (const row of only) {
+  if (!ROWS.includes(row)) {
+    console.error(`unknown row ${row}; one of ${ROWS.join(", ")}`);
     Deno.exit(2);
   }
 }
@@ -93,6 +103,7 @@ console.log(
 const failures: string[] = [];
 async function each<F>(spec: RowSpec, figures: (run: Awaited<ReturnType<typeof runRow>>) => F) {
   const rows: [Library, F][] = [];
+  if (!only.includes(spec.name)) return rows;
   for (const library of libraries) {
     console.error(`… ${spec.name}: ${library}`);
     try {
@@ -106,30 +117,39 @@ async function each<F>(spec: RowSpec, figures: (run: Awaited<ReturnType<typeof r
   return rows;
 }
 
-const hold = await each(HOLD, (run) => loadFigures(run, HOLD.limit));
-console.log(
+/** Prints a row's section, if it ran. */
+function print(rows: unknown[], markdown: string): void {
+  if (rows.length > 0) console.log(markdown);
+}
+
+const hold = await each(HOLD, (run) => loadFigures(run, HOLD.limit, processes));
+print(
+  hold,
   `### ${processes} processes, limit ${HOLD.limit}, holds of 2–5 ms (${seconds} s each)\n\n${
     holdTable(hold, HOLD.limit)
   }\n`,
 );
-const handoff = await each(HANDOFF, (run) => loadFigures(run, HANDOFF.limit));
-console.log(
+const handoff = await each(HANDOFF, (run) => loadFigures(run, HANDOFF.limit, processes));
+print(
+  handoff,
   `### Release→start across processes: ${processes} processes of one job at a time, limit ${HANDOFF.limit}, holds of 2–5 ms (${seconds} s each)\n\n${
     handoffTable(handoff, HANDOFF.limit)
   }\n`,
 );
-const short = await each(SHORT, (run) => loadFigures(run, SHORT.limit));
-console.log(
+const short = await each(SHORT, (run) => loadFigures(run, SHORT.limit, processes));
+print(
+  short,
   `### ${processes} processes, limit ${SHORT.limit}, holds of 0–1 ms (${seconds} s each)\n\n${
     shortTable(short, SHORT.limit)
   }\n`,
 );
 
 const before = await cpuSeconds(redis);
-await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
+if (only.includes("idle")) await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
 const alone = (await cpuSeconds(redis) - before) * 1000 / idleSeconds;
 const idle = await each(IDLE, (run) => idleFigures(run, WAITERS * processes));
-console.log(
+print(
+  idle,
   `### ${WAITERS * processes} forks waiting idle for ${idleSeconds} s, limit ${IDLE.limit}\n\n${
     idleTable(idle, IDLE.limit)
   }\n\nRedis alone (only this driver connected) used ${alone.toFixed(2)} ms CPU/s.\n`,
