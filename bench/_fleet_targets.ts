@@ -11,6 +11,8 @@ type Rows<F> = [Library, F][];
 export interface RunFigures {
   hold: Rows<LoadFigures>;
   short: Rows<LoadFigures>;
+  /** The short row's limit. */
+  shortLimit: number;
   handoff: Rows<LoadFigures>;
   idle: Rows<IdleFigures>;
   /** Redis CPU with no limiter connected, ms/s. */
@@ -60,19 +62,34 @@ export function targets(figures: RunFigures): string[] {
   );
   const rate = pair(figures.short, (f) => f.perSecond);
   const semaphore = of(figures.short, "redis-semaphore")?.perSecond;
-  const mineRate = of(figures.short, "procpool")?.perSecond;
+  const fast = of(figures.short, "procpool");
   line(
     "throughput (holds 0–1 ms, limit 16) ≥ 3× the better peer",
     rate && rate.mine >= 3 * rate.peer,
-    rate
+    rate && fast
       ? `${ratio(rate.mine / rate.peer)} ${rate.name}${
-        semaphore && mineRate ? `; ${ratio(mineRate / semaphore)} redis-semaphore` : ""
-      }`
+        semaphore ? `; ${ratio(fast.perSecond / semaphore)} redis-semaphore` : ""
+      }; procpool kept ${pct(fast.utilisation)} of the capacity busy, so no limiter could pass ${
+        ratio(figures.shortLimit / (fast.meanHold / 1000) / rate.peer)
+      } ${rate.name} with these holds (limit / procpool's mean hold of ${
+        fast.meanHold.toFixed(2)
+      } ms)`
       : missing,
   );
   for (
     const [rows, where] of [[figures.hold, "limit 8"], [figures.handoff, "hand-off row"]] as const
   ) {
+    const mine = of(rows, "procpool");
+    if (mine && mine.crossPairs === 0) {
+      line(
+        `release→start p50 and p99 (${where})`,
+        undefined,
+        `procpool had no cross-process hand-off here: every lease stayed with its runtime (${mine.localPairs} same-process pairs, p50 ${
+          mine.localP50.toFixed(2)
+        } ms)`,
+      );
+      continue;
+    }
     const p50 = pair(rows, (f) => f.p50, true);
     line(
       `release→start p50 ≤ the better peer's (${where})`,

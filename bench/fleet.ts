@@ -155,7 +155,14 @@ print(
   }\n\nRedis alone (only this driver connected) used ${alone.toFixed(2)} ms CPU/s.\n`,
 );
 
-const targetLines = targets({ hold, short, handoff, idle, aloneMsPerS: alone });
+const targetLines = targets({
+  hold,
+  short,
+  shortLimit: SHORT.limit,
+  handoff,
+  idle,
+  aloneMsPerS: alone,
+});
 console.log(
   `### Targets (procpool against the better peer of this run)\n\n${targetLines.join("\n")}\n`,
 );
