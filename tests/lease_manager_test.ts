@@ -223,6 +223,36 @@ Deno.test("lease manager: releasing", async (t) => {
   });
 
   await t.step(
+    "an answer computed before a 'wanted' notice that already arrived does not undo it",
+    async () => {
+      // Pub/sub and replies come on different connections: the notice of a
+      // holder that started waiting can overtake the answer to an acquire the
+      // store ran before that holder waited (and which says nobody waits).
+      const { store, manager } = setup(2);
+      const answer = Promise.withResolvers<void>();
+      let acquires = 0;
+      store.acquireOverride = async () => {
+        if (acquires++ > 0) return never(); // the third fork's acquire stays in flight
+        await answer.promise;
+        return { granted: [1, 2], othersWaiting: 0, earliestMs: -1, share: 2 };
+      };
+      const [a, b, c] = [new Waiter(), new Waiter(), new Waiter()];
+      for (const waiter of [a, b]) manager.enqueue(waiter);
+      await turn();
+      store.notify({ kind: "wanted", holder: "other", share: 1 });
+      answer.resolve();
+      await turn();
+      assertEquals([a.lease?.fence, b.lease?.fence], [1, 2]);
+      manager.enqueue(c);
+      manager.release(a.lease!); // above the share of 1 while another waits: to the fleet
+      await turn();
+      assertEquals(store.ops("release").map((call) => call.arg), [[1]]);
+      assertEquals(b.lease?.signal.aborted, false);
+      await manager.dispose();
+    },
+  );
+
+  await t.step(
     "at its share, a freed lease goes to a local fork even while others wait",
     async () => {
       const { store, manager, waiters } = setup(1);

@@ -57,6 +57,7 @@ export class HeldLeases {
   readonly #entries = new Map<Fence, LeaseEntry>();
   readonly #idle: LeaseEntry[] = [];
   #releases: Fence[] = [];
+  #noticeAt = -Infinity;
   #renewing = false;
   #closed = false;
   readonly #renewTimer: LeaseTimer;
@@ -114,15 +115,25 @@ export class HeldLeases {
     if (this.#releases.length === 1) queueMicrotask(() => this.#sendReleases());
   }
 
-  /** What the store said about the fleet. */
-  heard(view: { readonly othersWaiting: number; readonly share: number }): void {
-    this.othersWaiting = view.othersWaiting;
-    this.share = view.share;
-    if (view.othersWaiting > 0) this.#flushIdle(true);
+  /** What the store said about the fleet, in answer to a call sent at `sentAt`. */
+  heard(view: { readonly othersWaiting: number; readonly share: number }, sentAt = Infinity): void {
+    if (sentAt <= this.#noticeAt) {
+      // The answer was computed before a "wanted" notice that has already
+      // arrived (pub/sub and replies travel on different connections): it
+      // must not undo that notice, or this runtime keeps more than its share
+      // until its next renewal.
+      this.othersWaiting = Math.max(view.othersWaiting, this.othersWaiting);
+      this.share = Math.min(view.share, this.share);
+    } else {
+      this.othersWaiting = view.othersWaiting;
+      this.share = view.share;
+    }
+    if (this.othersWaiting > 0) this.#flushIdle(true);
   }
 
   /** Another holder started waiting: idle leases go back at once, and those above the share (S4). */
   othersWant(share: number): void {
+    this.#noticeAt = this.#options.clock.now();
     this.heard({ othersWaiting: Math.max(this.othersWaiting, 1), share });
   }
 
@@ -155,7 +166,7 @@ export class HeldLeases {
         if (lost.has(fence)) this.#lose(entry);
         else entry.deadline = sentAt + store.leaseMs; // S2: from the send time
       }
-      this.heard(result);
+      this.heard(result, sentAt);
       this.#armDeadline();
     } catch (error) {
       if (this.#closed) return;
@@ -204,9 +215,10 @@ export class HeldLeases {
     const fences = this.#releases;
     this.#releases = [];
     if (fences.length === 0 || this.#closed) return;
+    const sentAt = this.#options.clock.now();
     try {
       const result = await this.#options.store.release(this.#options.holder, fences);
-      if (!this.#closed) this.heard(result);
+      if (!this.#closed) this.heard(result, sentAt);
     } catch (error) {
       // The leases expire in the store: the bound holds, capacity returns later.
       if (!this.#closed) this.#options.health.failed("release", error);

@@ -199,7 +199,7 @@ export class LeaseManager {
         return void this.#store.release(this.holder, result.granted).catch(() => {});
       }
       this.#recovered();
-      this.#held.heard(result);
+      this.#held.heard(result, sentAt);
       this.#storeWant = Math.max(0, want - result.granted.length);
       for (const fence of result.granted) {
         const entry = this.#held.add(fence, sentAt);
