@@ -10,8 +10,16 @@ import { redisCapacity } from "../redis.ts";
 import { LeaseManager } from "../src/runtime/shared/lease_manager.ts";
 import { RedisLeaseStore } from "../src/runtime/shared/redis_store.ts";
 import { lease } from "../tests/_lease_waiter.ts";
+import { openGrantRef, openNotifyRef } from "./_fleet_refs.ts";
 
-export const LIBRARIES = ["procpool", "redis-semaphore", "bottleneck", "lease-manager"] as const;
+export const LIBRARIES = [
+  "procpool",
+  "redis-semaphore",
+  "bottleneck",
+  "lease-manager",
+  "ref-notify",
+  "ref-grant",
+] as const;
 export type Library = typeof LIBRARIES[number];
 
 /** The lease (procpool) or lock (redis-semaphore) time-to-live. */
@@ -51,6 +59,8 @@ const OPEN: Record<Library, (options: LimiterOptions) => Promise<FleetLimiter>> 
   "redis-semaphore": openSemaphore,
   bottleneck: openBottleneck,
   "lease-manager": openLeaseManager,
+  "ref-notify": openNotifyRef,
+  "ref-grant": openGrantRef,
 };
 
 async function connect(port: number): Promise<Redis> {

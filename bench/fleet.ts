@@ -7,6 +7,7 @@
 //   deno task bench:fleet [--libs=procpool,redis-semaphore,bottleneck] [--processes=4]
 //     [--seconds=5] [--idle-seconds=10] [--only=hold,handoff,short,idle]
 //   --libs may also name lease-manager: procpool's lease manager without a Runtime (debugging).
+//   Without --libs, the hand-off row also runs ref-notify and ref-grant (bench/_fleet_refs.ts).
 import { Redis } from "ioredis";
 import { startRedisServer } from "../tests/_redis_server.ts";
 import {
@@ -101,10 +102,14 @@ console.log(
 );
 
 const failures: string[] = [];
-async function each<F>(spec: RowSpec, figures: (run: Awaited<ReturnType<typeof runRow>>) => F) {
+async function each<F>(
+  spec: RowSpec,
+  figures: (run: Awaited<ReturnType<typeof runRow>>) => F,
+  extra: Library[] = [],
+) {
   const rows: [Library, F][] = [];
   if (!only.includes(spec.name)) return rows;
-  for (const library of libraries) {
+  for (const library of [...libraries, ...extra]) {
     console.error(`… ${spec.name}: ${library}`);
     try {
       rows.push([library, figures(await runRow(redis, server.port, library, spec, processes))]);
@@ -129,7 +134,11 @@ print(
     holdTable(hold, HOLD.limit)
   }\n`,
 );
-const handoff = await each(HANDOFF, (run) => loadFigures(run, HANDOFF.limit, processes));
+const handoff = await each(
+  HANDOFF,
+  (run) => loadFigures(run, HANDOFF.limit, processes),
+  option("libs") === undefined ? ["ref-notify", "ref-grant"] : [],
+);
 print(
   handoff,
   `### Release→start across processes: ${processes} processes of one job at a time, limit ${HANDOFF.limit}, holds of 2–5 ms (${seconds} s each)\n\n${
