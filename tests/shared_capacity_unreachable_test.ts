@@ -8,8 +8,8 @@ import { Redis } from "ioredis";
 import { Runtime, ScopeClosedError } from "../mod.ts";
 import { redisCapacity } from "../redis.ts";
 import { BlackholeProxy } from "./_blackhole_proxy.ts";
-import { redisFixture, sleep } from "./_redis_fixture.ts";
-import { Holds } from "./_shared_capacity.ts";
+import { redisFixture, sleep, until } from "./_redis_fixture.ts";
+import { Holds, storeKeys } from "./_shared_capacity.ts";
 
 /** S6: dispose gives up on an unreachable store after 1 s; this much more for a busy machine. */
 const DISPOSE_SLACK_MS = 300;
@@ -112,4 +112,36 @@ Deno.test("shared capacity: a store unreachable from the start", async (t) => {
       redis.disconnect();
     }
   });
+});
+
+Deno.test("shared capacity: holding leases when the store goes away, dispose gives up within a second", async () => {
+  await using fx = await redisFixture();
+  await using proxy = new BlackholeProxy(fx.server.port);
+  const redis = new Redis({ host: "127.0.0.1", port: proxy.port, lazyConnect: true });
+  redis.on("error", () => {});
+  await redis.connect();
+  const key = "gone";
+  const runtime = new Runtime({
+    maxProcesses: 2,
+    shared: redisCapacity({ redis, key, limit: 2, leaseMs: 2_000 }),
+  });
+  const holds = new Holds();
+  const run = runtime.runApp((app) => app.forkAll([1, 2], (_, lang) => holds.process(lang)));
+  try {
+    await until(() => holds.running === 2, 15_000, "two holds");
+    proxy.cut({ discard: true }); // its releases and its QUIT vanish
+    const started = performance.now();
+    await runtime[Symbol.asyncDispose]();
+    const took = performance.now() - started;
+    if (Deno.env.get("FLEET_REPORT") !== undefined) console.log({ disposeMs: took });
+    assert(took <= 1_000 + DISPOSE_SLACK_MS, `dispose took ${took} ms`);
+    assertEquals(holds.running, 0);
+    await assertRejects(() => run);
+    // Nobody could give the leases back: they stay until they expire in the store.
+    assertEquals(await fx.redis.zcard(storeKeys(key).leases), 2);
+  } finally {
+    await runtime[Symbol.asyncDispose]();
+    await run.catch(() => {});
+    redis.disconnect();
+  }
 });
