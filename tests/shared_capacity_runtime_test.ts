@@ -1,12 +1,15 @@
 // A Runtime with a shared capacity on a real redis-server, through the public
 // API: stats().shared and lang.fence (S8), tryForkProcess only with a held
 // idle lease (S5), dispose returning leases and closing procpool's own
-// connection but not the caller's (S6), and a limit mismatch (S7).
+// connection but not the caller's (S6), a limit mismatch (S7), and clients
+// of ioredis 5.x and 6.x on one key.
 import { assert, assertEquals, assertInstanceOf, assertRejects } from "@std/assert";
 import { CapacityMismatchError, Runtime } from "../mod.ts";
+import { Redis as Redis5 } from "ioredis5";
 import { redisCapacity } from "../redis.ts";
+import { maxConcurrent } from "./_fleet_harness.ts";
 import { redisFixture, until, within } from "./_redis_fixture.ts";
-import { clientCount, Holds, storeKeys } from "./_shared_capacity.ts";
+import { clientCount, Holds, storeKeys, waitingRuntimes } from "./_shared_capacity.ts";
 
 const SLOW_MS = 15_000;
 
@@ -84,6 +87,55 @@ Deno.test("shared capacity on a Runtime", async (t) => {
     assertEquals(fx.redis.status, "ready");
     assertEquals(await fx.redis.ping(), "PONG");
     await runtime[Symbol.asyncDispose](); // idempotent
+  });
+
+  await t.step("an ioredis 5.x client and a 6.x one share a key", async () => {
+    const key = "five";
+    const five = new Redis5({ host: "127.0.0.1", port: fx.server.port, lazyConnect: true });
+    five.on("error", () => {});
+    await five.connect();
+    try {
+      const before = await clientCount(fx.redis);
+      const onFive = new Runtime({
+        maxProcesses: 2,
+        shared: redisCapacity({ redis: five, key, limit: 2, leaseMs: 2_000 }),
+      });
+      const onSix = new Runtime({ maxProcesses: 2, shared: shared(key, 2) });
+      const six = new Holds(), fiveHolds = new Holds();
+      try {
+        // The 6.x runtime holds the limit; the 5.x one waits, then gets the leases.
+        const first = onSix.runApp((app) => app.forkAll([1, 2], (_, lang) => six.process(lang)));
+        await until(() => six.running === 2, SLOW_MS, "the 6.x runtime holds the limit");
+        const second = onFive.runApp((app) =>
+          app.forkAll([1, 2], (_, lang) => fiveHolds.process(lang))
+        );
+        await until(async () => await waitingRuntimes(fx.redis, key) === 1, SLOW_MS, "it waits");
+        assertEquals(fiveHolds.started, 0);
+        six.release();
+        await within(first, SLOW_MS, "the 6.x runtime's processes");
+        await until(() => fiveHolds.running === 2, SLOW_MS, "the 5.x runtime takes over");
+        assertEquals(await clientCount(fx.redis), before + 2, "a connection of each runtime's own");
+        fiveHolds.release();
+        assertEquals(
+          await within(second, SLOW_MS, "the 5.x runtime's processes"),
+          fiveHolds.fences,
+        );
+        const all = [...six.intervals, ...fiveHolds.intervals];
+        assert(maxConcurrent(all) <= 2, `saw ${maxConcurrent(all)}`);
+        assert(Math.min(...fiveHolds.fences) > Math.max(...six.fences), "fences increase");
+      } finally {
+        six.release();
+        fiveHolds.release();
+        await onFive[Symbol.asyncDispose]();
+        await onSix[Symbol.asyncDispose]();
+      }
+      // Each runtime closed the connection it made with duplicate(); both callers' stay open.
+      await until(async () => await clientCount(fx.redis) === before, SLOW_MS, "closed");
+      assertEquals(await five.ping(), "PONG");
+    } finally {
+      await five.quit().catch(() => {});
+      five.disconnect();
+    }
   });
 
   await t.step("S7: a runtime with another limit on the same key is refused", async () => {
