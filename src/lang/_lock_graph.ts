@@ -17,59 +17,70 @@ export interface GraphLock {
   readonly holder: LockHolder | undefined;
 }
 
-/** Lock waits of a holder; module functions, so that a script cannot reach them. */
-export let addLockWait: (holder: LockHolder, lock: GraphLock) => void;
-export let removeLockWait: (holder: LockHolder, lock: GraphLock) => void;
+/**
+ * The locks each holder waits for now: one lock, or a Set of several. Kept
+ * here rather than on the holder, which is every process's LangL object: only
+ * a contended lock ever adds an entry, and the entry goes when the wait ends,
+ * so the objects every delay touches stay small. Weak, so that a process left
+ * waiting forever (a stuck program abandoned by its test) is not kept alive.
+ */
+const waits = new WeakMap<LockHolder, GraphLock | Set<GraphLock>>();
+
+/** Records that `holder` waits for `lock`. */
+export function addLockWait(holder: LockHolder, lock: GraphLock): void {
+  const current = waits.get(holder);
+  if (current === undefined) waits.set(holder, lock);
+  else if (current instanceof Set) current.add(lock);
+  else waits.set(holder, new Set([current, lock]));
+}
+
+/** Records that `holder` no longer waits for `lock`. */
+export function removeLockWait(holder: LockHolder, lock: GraphLock): void {
+  const current = waits.get(holder);
+  if (current === lock) waits.delete(holder);
+  else if (current instanceof Set) {
+    current.delete(lock);
+    if (current.size === 0) waits.delete(holder);
+  }
+}
+
 /** Whether `holder` waits for any lock now. */
-let isWaiting: (holder: LockHolder) => boolean;
+function isWaiting(holder: LockHolder): boolean {
+  return waits.has(holder);
+}
+
 /** The locks `holder` waits for now. */
-export let lockWaitsOf: (holder: LockHolder) => GraphLock[];
+export function lockWaitsOf(holder: LockHolder): GraphLock[] {
+  const current = waits.get(holder);
+  if (current === undefined) return [];
+  return current instanceof Set ? [...current] : [current];
+}
+
 /** "process 3 (name)", or "an evalLang script". */
 export let holderLabel: (holder: LockHolder) => string;
 
 /**
  * A party that can hold and wait for variables' locks: a process's (or an
- * evalLang script's) LangL object, through its base class.
+ * evalLang script's) LangL object, through its base class. Its one field is
+ * its name; its waits are kept in the graph's own table.
  */
-export class LockHolder {
-  readonly #holderId: number;
+export abstract class LockHolder {
+  /** The process id (0 for an evalLang script). */
+  abstract readonly processId: number;
   readonly #holderName: string | undefined;
-  // Usually no wait or one: one slot, then a Set.
-  #wait: GraphLock | undefined = undefined;
-  #moreWaits: Set<GraphLock> | undefined = undefined;
 
-  constructor(processId: number, name: string | undefined) {
-    this.#holderId = processId;
+  constructor(name: string | undefined) {
     this.#holderName = name;
   }
 
   static {
-    addLockWait = (holder, lock) => {
-      if (holder.#wait === undefined) holder.#wait = lock;
-      else (holder.#moreWaits ??= new Set()).add(lock);
-    };
-    removeLockWait = (holder, lock) => {
-      if (holder.#wait === lock) holder.#wait = undefined;
-      else holder.#moreWaits?.delete(lock);
-    };
-    isWaiting = (holder) => holder.#wait !== undefined || (holder.#moreWaits?.size ?? 0) > 0;
-    lockWaitsOf = (holder) => {
-      const waits = holder.#wait === undefined ? [] : [holder.#wait];
-      if (holder.#moreWaits !== undefined) waits.push(...holder.#moreWaits);
-      return waits;
-    };
     holderLabel = (holder) => {
-      if (holder.#holderId === 0) return "an evalLang script";
+      if (holder.processId === 0) return "an evalLang script";
       const name = holder.#holderName;
       return name === undefined
-        ? `process ${holder.#holderId}`
-        : `process ${holder.#holderId} (${name})`;
+        ? `process ${holder.processId}`
+        : `process ${holder.processId} (${name})`;
     };
-  }
-
-  /** The process id (0 for an evalLang script). */
-  static idOf(holder: LockHolder): number {
-    return holder.#holderId;
   }
 }
 
@@ -114,7 +125,7 @@ export function deadlockFor(waiter: LockHolder, lock: GraphLock): DeadlockError 
 
 function errorFor(path: Step[]): DeadlockError {
   const cycle = path.map(({ holder, lock }) => ({
-    processId: LockHolder.idOf(holder),
+    processId: holder.processId,
     varId: lock.id,
   }));
   const [closing, ...rest] = path;

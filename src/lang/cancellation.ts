@@ -38,7 +38,7 @@ export let addCancelHook: (cancellation: Cancellation, hook: CancelHook) => void
 /** Forgets a hook whose operation ended on its own (a delay that fired). */
 export let removeCancelHook: (cancellation: Cancellation, hook: CancelHook) => void;
 
-export class Cancellation extends LockHolder {
+export abstract class Cancellation extends LockHolder {
   #reason: ProcessCancelledError | undefined = undefined;
   #controller: AbortController | undefined = undefined;
   // A process usually has at most one pending delay: one slot, then a Set.

@@ -65,7 +65,7 @@ export class WorkerLang extends Cancellation implements LangL {
     /** The host process's lease token, sent with the run. */
     readonly fence: number | undefined,
   ) {
-    super(processId, name);
+    super(name);
     this.#run = run;
     this.#seed = seed;
   }
