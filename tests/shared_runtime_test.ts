@@ -8,6 +8,8 @@ import { CapacityMismatchError, type LangL, LeaseLostError, Runtime } from "../m
 import { redisCapacity } from "../redis.ts";
 import { redisKeys } from "../src/runtime/shared/redis_store.ts";
 import { redisFixture, until, within } from "./_redis_fixture.ts";
+import { recordingLogger } from "./_recording_logger.ts";
+import { Redis } from "ioredis";
 
 Deno.test("runtime with a shared capacity on redis", async (t) => {
   await using fx = await redisFixture();
@@ -279,4 +281,47 @@ Deno.test("runtime with a shared capacity on redis", async (t) => {
     assertInstanceOf(error, TypeError);
     assert(String((error as Error).message).includes("redisCapacity"));
   });
+});
+
+Deno.test("shared capacity: a store whose calls hang in the client's offline queue is reported (S3)", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = listener.addr.port;
+  listener.close();
+  // Calls neither succeed nor fail while ioredis reconnects: what a default
+  // client does for over a minute when Redis is down.
+  const redis = new Redis({
+    host: "127.0.0.1",
+    port,
+    lazyConnect: true,
+    maxRetriesPerRequest: null,
+    disconnectTimeout: 20,
+    retryStrategy: () => 20,
+  });
+  redis.on("error", () => {});
+  const logger = recordingLogger();
+  try {
+    await using runtime = new Runtime({
+      maxProcesses: 1,
+      logger,
+      shared: redisCapacity({ redis, key: "hanging", limit: 1, leaseMs: 1_000 }),
+    });
+    await runtime.runApp(async (app) => {
+      const controller = new AbortController();
+      const waiting = app.forkProcess(() => 1, { signal: controller.signal });
+      await until(
+        () =>
+          logger.records.some((r) => r.level === "warning" && r.message.includes("not answered")),
+        5_000,
+        "the warning",
+      );
+      controller.abort(new Error("gave up"));
+      await assertRejects(() => waiting, Error, "gave up");
+    });
+  } finally {
+    redis.disconnect();
+    await new Promise((resolve) => setTimeout(resolve, 40)); // after ioredis's 20 ms timers
+  }
+  const warning = logger.records.find((r) => r.message.includes("not answered"))!;
+  assertEquals(warning.properties.key, "hanging");
+  assertEquals(warning.properties.ms, 333);
 });

@@ -17,7 +17,8 @@ import type { RateOptions } from "../_rate_window.ts";
 import { logSafely } from "../_safe_log.ts";
 import { createSlotPool, type SlotPool, SlotWaiter } from "../slot_pool.ts";
 import { fifo, type WaitPolicy } from "../wait_policy.ts";
-import { type Lease, LeaseManager } from "./lease_manager.ts";
+import { type Lease, type LeaseLogger, LeaseManager } from "./lease_manager.ts";
+import { WatchedStore } from "./_watched_store.ts";
 import type { SharedCapacity, SharedCapacityBackend } from "./shared_capacity.ts";
 
 type Stage = "local" | "lease" | "rate";
@@ -266,14 +267,16 @@ export function createSharedSlotPool(
   const rateStage = rate === undefined
     ? undefined
     : createSlotPool(maxProcesses, fifo(), clock, random, rate);
+  const leaseLogger: LeaseLogger = {
+    warn: (message, properties) => logSafely(logger, "warn", message, properties ?? {}),
+    info: (message, properties) => logSafely(logger, "info", message, properties ?? {}),
+  };
+  const store = backend.openStore();
   // Leases live on real time whatever the runtime's clock: the store's
   // deadlines pass in real time too.
-  const manager = new LeaseManager(backend.openStore(), {
-    maxHeld: maxProcesses,
-    logger: {
-      warn: (message, properties) => logSafely(logger, "warn", message, properties ?? {}),
-      info: (message, properties) => logSafely(logger, "info", message, properties ?? {}),
-    },
-  });
+  const manager = new LeaseManager(
+    new WatchedStore(store, leaseLogger, Math.min(1_000, Math.floor(store.leaseMs / 3))),
+    { maxHeld: maxProcesses, logger: leaseLogger },
+  );
   return new SharedSlotPool(local, manager, capacity.key, capacity.limit, rateStage);
 }
