@@ -8,7 +8,7 @@ import { Redis } from "ioredis";
 import { Runtime, ScopeClosedError } from "../mod.ts";
 import { redisCapacity } from "../redis.ts";
 import { BlackholeProxy } from "./_blackhole_proxy.ts";
-import { redisFixture, sleep, until } from "./_redis_fixture.ts";
+import { redisFixture, sleep, until, within } from "./_redis_fixture.ts";
 import { Holds, storeKeys } from "./_shared_capacity.ts";
 
 /** S6: dispose gives up on an unreachable store after 1 s; this much more for a busy machine. */
@@ -144,4 +144,58 @@ Deno.test("shared capacity: holding leases when the store goes away, dispose giv
     await run.catch(() => {});
     redis.disconnect();
   }
+});
+
+/** A fork waits on a store not reachable yet, and runs once `reach()` makes it reachable. */
+async function reachedLate(redis: Redis, reach: () => void | Promise<void>): Promise<void> {
+  const runtime = new Runtime({
+    maxProcesses: 1,
+    shared: redisCapacity({ redis, key: "late", limit: 1, leaseMs: 2_000 }),
+  });
+  try {
+    const fence = await runtime.runApp(async (app) => {
+      const waiting = app.forkProcess((lang) => lang.fence);
+      await sleep(2 * TRYING_MS);
+      assertEquals(runtime.stats().waiting, 1);
+      await reach();
+      return await app.awaitResult(await within(waiting, 15_000, "the fork"));
+    });
+    assert(typeof fence === "number" && fence > 0, `fence ${fence}`);
+  } finally {
+    await runtime[Symbol.asyncDispose]();
+  }
+}
+
+Deno.test("shared capacity: a store reachable only later: the waiting fork runs then", async (t) => {
+  await using fx = await redisFixture();
+
+  await t.step("the link comes back", async () => {
+    await using proxy = new BlackholeProxy(fx.server.port);
+    proxy.cut(); // held, not dropped: delivered on heal, as TCP would once the link is back
+    const redis = new Redis({ host: "127.0.0.1", port: proxy.port, lazyConnect: true });
+    redis.on("error", () => {});
+    try {
+      await reachedLate(redis, () => proxy.heal());
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  await t.step("the server starts", async () => {
+    await fx.server.kill();
+    const redis = new Redis({
+      host: "127.0.0.1",
+      port: fx.server.port,
+      lazyConnect: true,
+      disconnectTimeout: 20, // see above
+      retryStrategy: () => 20,
+    });
+    redis.on("error", () => {});
+    try {
+      await reachedLate(redis, () => fx.server.restart());
+    } finally {
+      await redis.quit().catch(() => {});
+      redis.disconnect();
+    }
+  });
 });
