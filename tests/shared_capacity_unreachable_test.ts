@@ -1,14 +1,16 @@
 // A store unreachable from the start, two ways: nothing listens on the port
 // (connections refused), or a blackholing proxy that accepts connections and
 // then forwards nothing (commands never answered). Forks wait without
-// starting; `options.signal` and scope cancellation withdraw them (S3); and
-// dispose returns within a second, closing what procpool opened (S6).
+// starting; `options.signal` and scope cancellation withdraw them, and a
+// warning is logged (S3); and dispose returns within a second, closing what
+// procpool opened (S6).
 import { assert, assertEquals, assertInstanceOf, assertRejects } from "@std/assert";
 import { Redis } from "ioredis";
 import { Runtime, ScopeClosedError } from "../mod.ts";
 import { redisCapacity } from "../redis.ts";
 import { BlackholeProxy } from "./_blackhole_proxy.ts";
 import { redisFixture, sleep, until, within } from "./_redis_fixture.ts";
+import { recordingLogger } from "./_recording_logger.ts";
 import { Holds, storeKeys } from "./_shared_capacity.ts";
 
 /** S6: dispose gives up on an unreachable store after 1 s; this much more for a busy machine. */
@@ -18,9 +20,11 @@ const TRYING_MS = 300;
 
 /** What a runtime does with a store it cannot reach; `redis` is the caller's client. */
 async function unreachable(redis: Redis): Promise<void> {
+  const logger = recordingLogger();
   const runtime = new Runtime({
     maxProcesses: 2,
     shared: redisCapacity({ redis, key: "unreachable", limit: 2, leaseMs: 2_000 }),
+    logger,
   });
   const holds = new Holds();
   let checked!: () => void;
@@ -54,9 +58,15 @@ async function unreachable(redis: Redis): Promise<void> {
     assertInstanceOf(inScope, ScopeClosedError);
     assertEquals(runtime.stats().waiting, 0);
 
-    // A fork still waiting when the runtime is disposed.
+    // A fork still waiting when the runtime is disposed; meanwhile the
+    // runtime has said that the store does not answer (S3).
     const last = app.forkProcess(holds.process);
-    await sleep(TRYING_MS);
+    last.catch(() => {}); // rejected by the dispose below, or by a failed check
+    await until(
+      () => logger.records.some((record) => record.level === "warning"),
+      15_000,
+      "a warning",
+    );
     checked();
     return await last;
   });
