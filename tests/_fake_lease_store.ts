@@ -19,6 +19,8 @@ export interface Call {
   /** acquire/wait: the count; renew/release: the fences. */
   arg: number | readonly Fence[];
   at: number;
+  /** acquire/wait: the tag sent (the manager's send time). */
+  tag?: number;
 }
 
 /** Replaces the default answer of one kind of call; may hang (a never-settling promise) or throw. */
@@ -44,8 +46,11 @@ export class FakeLeaseStore implements LeaseStore {
 
   constructor(readonly clock: Clock, readonly limit: number, readonly leaseMs: number) {}
 
-  #record(op: Call["op"], holder: string, arg: Call["arg"]): Call {
-    const call = { op, holder, arg, at: this.clock.now() };
+  /** Leases handed to the holder by "others", reported once in the next acquire, renew or wait. */
+  handed: Fence[] = [];
+
+  #record(op: Call["op"], holder: string, arg: Call["arg"], tag?: number): Call {
+    const call = { op, holder, arg, at: this.clock.now(), tag };
     this.calls.push(call);
     return call;
   }
@@ -54,8 +59,14 @@ export class FakeLeaseStore implements LeaseStore {
     return this.calls.filter((call) => op === undefined || call.op === op);
   }
 
-  acquire(holder: string, want: number): Promise<AcquireResult> {
-    const call = this.#record("acquire", holder, want);
+  #takeHanded(): Fence[] {
+    const handed = this.handed;
+    this.handed = [];
+    return handed;
+  }
+
+  acquire(holder: string, want: number, tag?: number): Promise<AcquireResult> {
+    const call = this.#record("acquire", holder, want, tag);
     if (this.acquireOverride) return Promise.resolve(this.acquireOverride(call));
     const granted: Fence[] = [];
     while (granted.length < want && this.held.size < this.limit) {
@@ -65,6 +76,7 @@ export class FakeLeaseStore implements LeaseStore {
     }
     return Promise.resolve({
       granted,
+      handed: this.#takeHanded(),
       othersWaiting: this.othersWaiting,
       earliestMs: this.earliestMs,
       share: this.share,
@@ -77,6 +89,7 @@ export class FakeLeaseStore implements LeaseStore {
     const lost = fences.filter((fence) => !this.held.has(fence));
     return Promise.resolve({
       lost,
+      handed: this.#takeHanded(),
       othersWaiting: this.othersWaiting,
       earliestMs: this.earliestMs,
       share: this.share,
@@ -90,9 +103,10 @@ export class FakeLeaseStore implements LeaseStore {
     return Promise.resolve({ released, othersWaiting: this.othersWaiting, share: this.share });
   }
 
-  wait(holder: string, want: number): Promise<FleetView> {
-    this.#record("wait", holder, want);
+  wait(holder: string, want: number, tag?: number): Promise<FleetView> {
+    this.#record("wait", holder, want, tag);
     return Promise.resolve({
+      handed: this.#takeHanded(),
       othersWaiting: this.othersWaiting,
       earliestMs: this.earliestMs,
       share: this.share,
@@ -110,6 +124,13 @@ export class FakeLeaseStore implements LeaseStore {
         return Promise.resolve();
       },
     };
+  }
+
+  /** A release elsewhere handed a new lease to `holder` (its notice is for the caller to deliver). */
+  handOver(): Fence {
+    const fence = this.#nextFence++;
+    this.held.add(fence);
+    return fence;
   }
 
   /** Delivers a notice, as pub/sub would. */

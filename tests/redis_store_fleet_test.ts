@@ -25,9 +25,8 @@ Deno.test("redis lease store: the fleet", async (t) => {
 
   await t.step("a granted acquire clears its wait record", async () => {
     const store = fx.store({ limit: 2 });
-    const { granted } = await store.acquire("A", 2);
-    await store.acquire("B", 1);
-    assertEquals((await store.release("A", granted)).othersWaiting, 1);
+    await store.acquire("A", 1);
+    await store.wait("B", 1);
     assertEquals((await store.acquire("B", 1)).granted.length, 1);
     assertEquals(await fx.redis.hexists(redisKeys(store.key).keys[2], "B"), 0);
   });
@@ -49,10 +48,13 @@ Deno.test("redis lease store: the fleet", async (t) => {
       const a = await store.acquire("A", 4);
       assertEquals(a.granted.length, 4); // nobody else wants any: A may take everything
       assertEquals((await store.acquire("B", 2)).granted.length, 0);
-      await store.release("A", a.granted.slice(0, 2));
-      // A holds 2 of 4 with B waiting: A is at its share and gets none of the freed two.
+      assertEquals((await store.release("A", a.granted.slice(0, 2))).handedOver, 2); // to B
+      const b = (await store.wait("B", 2)).handed!; // B wants two more
+      assertEquals(b.length, 2);
+      assertEquals((await store.release("B", b.slice(0, 1))).handedOver, 0); // A does not wait
+      // A holds 2 of 4 with B waiting: A is at its share and gets none of the freed one.
       assertEquals((await store.acquire("A", 2)).granted.length, 0);
-      assertEquals((await store.acquire("B", 2)).granted.length, 2);
+      assertEquals((await store.acquire("B", 2)).granted.length, 1);
     },
   );
 
@@ -61,13 +63,14 @@ Deno.test("redis lease store: the fleet", async (t) => {
     const a = await store.acquire("A", 8);
     assertEquals((await store.acquire("B", 8)).granted.length, 0);
     assertEquals((await store.acquire("C", 8)).granted.length, 0);
-    await store.release("A", a.granted.slice(2)); // A keeps 2; B and C each want 8
-    const b = await store.acquire("B", 8); // 3 holders take part: a share is ceil(8/3) = 3
-    const c = await store.acquire("C", 8);
-    assertEquals([b.granted.length, c.granted.length], [3, 3]); // 2 + 3 + 3: all 8 in use
-    await store.release("A", a.granted.slice(0, 2)); // A leaves: 2 take part, 4 each
-    assertEquals((await store.acquire("B", 5)).granted.length, 1);
-    assertEquals((await store.acquire("C", 5)).granted.length, 1);
+    const held = redisKeys(store.key).keys[1];
+    const heldBy = async () => [await fx.redis.hget(held, "B"), await fx.redis.hget(held, "C")];
+    // A keeps 2; B and C each want 8. 3 holders take part: a share is ceil(8/3) = 3.
+    assertEquals((await store.release("A", a.granted.slice(2))).handedOver, 6);
+    assertEquals(await heldBy(), ["3", "3"]); // 2 + 3 + 3: all 8 in use
+    // A leaves: 2 take part, 4 each.
+    assertEquals((await store.release("A", a.granted.slice(0, 2))).handedOver, 2);
+    assertEquals(await heldBy(), ["4", "4"]);
   });
 
   await t.step(
@@ -105,29 +108,39 @@ Deno.test("redis lease store: the fleet", async (t) => {
     await assertRejects(() => fx.store({ key, limit: 2 }).acquire("B", 1), CapacityMismatchError);
   });
 
-  await t.step("notices: a release while others wait, a holder starting to wait", async () => {
-    const store = fx.store({ limit: 2 });
+  await t.step("notices: a holder starting to wait, a release while others wait", async () => {
+    const store = fx.store({ limit: 4 });
     const notices: string[] = [];
-    let released: () => void = () => {};
+    let granted: () => void = () => {};
     const subscription = store.subscribe((notice) => {
       notices.push(
-        notice.kind === "wanted" ? `wanted ${notice.holder} ${notice.share}` : notice.kind,
+        notice.kind === "wanted"
+          ? `wanted ${notice.holder} ${notice.share}`
+          : notice.kind === "granted"
+          ? `granted ${notice.holder} ${notice.fences.length}`
+          : notice.kind,
       );
-      if (notice.kind === "released") released();
+      if (notice.kind === "granted") granted();
     });
     try {
       await subscription.ready;
       const a = await store.acquire("A", 2);
       await store.release("A", a.granted.slice(0, 1)); // nobody waits: no notice
-      await store.acquire("A", 1);
-      await store.acquire("B", 1); // B starts waiting: "wanted B"
+      const [a3] = (await store.acquire("A", 1)).granted;
+      assertEquals((await store.acquire("B", 3)).granted.length, 2); // "wanted B 2" (4 / 2)
       await store.acquire("B", 1); // still waiting: no second notice
       await store.wait("B", 2); // nor when it wants more
-      const notice = new Promise<void>((resolve) => released = resolve);
-      assertEquals((await store.release("A", a.granted)).othersWaiting, 1);
-      await within(notice, 5_000, "release notice");
+      // B holds its share (ceil(4 / 2)): the freed lease is not handed over, "released".
+      const first = await store.release("A", a.granted);
+      assertEquals([first.released, first.handedOver, first.othersWaiting], [1, 0, 1]);
+      await store.wait("C", 1); // "wanted C 1" (4 / 3)
+      // C holds none: A's last lease goes straight to it, "granted C 1", and nothing is announced.
+      const notice = new Promise<void>((resolve) => granted = resolve);
+      const last = await store.release("A", [a3]);
+      assertEquals([last.released, last.handedOver, last.othersWaiting], [1, 1, 1]);
+      await within(notice, 5_000, "grant notice");
       // Notices arrive in publish order, so any extra one would show here.
-      assertEquals(notices, ["wanted B 1", "released"]); // A and B take part: a share is 2 / 2
+      assertEquals(notices, ["wanted B 2", "released", "wanted C 1", "granted C 1"]);
     } finally {
       await subscription.close();
     }

@@ -56,9 +56,17 @@ export class HeldLeases {
   readonly #options: HeldLeasesOptions;
   readonly #entries = new Map<Fence, LeaseEntry>();
   readonly #idle: LeaseEntry[] = [];
+  /** Lost leases whose process still runs: still this runtime's in the store until it stops. */
+  readonly #lostBusy = new Set<Fence>();
+  /** Leases handed over that a reply reported before their notice came, given back, and when. */
+  readonly #orphans = new Map<Fence, number>();
   #releases: Fence[] = [];
+  /** When the renew timer fires, while it is armed. */
+  #renewAt = Infinity;
   #noticeAt = -Infinity;
   #renewing = false;
+  /** A renewal asked for while one was in flight: the next one goes no later than this. */
+  #renewSoonAt = Infinity;
   #closed = false;
   readonly #renewTimer: LeaseTimer;
   readonly #deadlineTimer: LeaseTimer;
@@ -66,7 +74,10 @@ export class HeldLeases {
 
   constructor(options: HeldLeasesOptions) {
     this.#options = options;
-    this.#renewTimer = new LeaseTimer(options.clock, () => this.#renew());
+    this.#renewTimer = new LeaseTimer(options.clock, () => {
+      this.#renewAt = Infinity;
+      this.#renew();
+    });
     this.#deadlineTimer = new LeaseTimer(options.clock, () => this.#expire());
     this.#idleTimer = new LeaseTimer(options.clock, () => this.#flushIdle());
   }
@@ -84,11 +95,54 @@ export class HeldLeases {
   add(fence: Fence, sentAt: number): LeaseEntry {
     const entry = new LeaseEntry(fence, sentAt + this.#options.store.leaseMs);
     this.#entries.set(fence, entry);
-    if (!this.#renewTimer.armed && !this.#renewing) {
-      this.#renewTimer.set(this.#options.renewEveryMs);
-    }
+    if (!this.#renewTimer.armed && !this.#renewing) this.#armRenew(this.#options.renewEveryMs);
     this.#armDeadline();
     return entry;
+  }
+
+  /** Whether this runtime has heard of `fence` (holds it, runs it lost, gives it back, gave it back unheard-of). */
+  heardOf(fence: Fence): boolean {
+    return this.#entries.has(fence) || this.#lostBusy.has(fence) || this.#orphans.has(fence) ||
+      this.#releases.includes(fence);
+  }
+
+  /**
+   * Starts holding a lease another holder's release handed over, after the
+   * call tagged `tag` (its send time) wrote the wait record: S2, the local
+   * deadline counts from there. Undefined when that has already passed (the
+   * lease goes straight back) or the lease is known already (a duplicate).
+   */
+  adopt(fence: Fence, tag: number): LeaseEntry | undefined {
+    if (this.#closed || this.heardOf(fence)) return undefined;
+    const { clock, store, renewEveryMs } = this.#options;
+    const remaining = tag + store.leaseMs - clock.now();
+    if (!(remaining > 0)) {
+      this.#queueRelease(fence);
+      return undefined;
+    }
+    const entry = this.add(fence, tag);
+    // Its deadline may come before the batch's next renewal: renew it in time.
+    this.#armRenew(Math.min(renewEveryMs, remaining / 2));
+    return entry;
+  }
+
+  /**
+   * Leases the store says were handed to this holder: one it has not heard of
+   * lost its notice, and goes back now (adopting it would need a deadline no
+   * notice gave); its notice, should it come late, is then ignored.
+   */
+  unheard(handed: readonly Fence[] | undefined): void {
+    if (handed === undefined || handed.length === 0 || this.#closed) return;
+    const now = this.#options.clock.now();
+    // A notice arriving more than leaseMs after its hand-over is stale anyway (see adopt).
+    for (const [fence, at] of this.#orphans) {
+      if (at + this.#options.store.leaseMs < now) this.#orphans.delete(fence);
+    }
+    for (const fence of handed) {
+      if (this.heardOf(fence)) continue;
+      this.#orphans.set(fence, now);
+      this.#queueRelease(fence);
+    }
   }
 
   /** An idle lease, now busy; undefined if none. */
@@ -110,9 +164,25 @@ export class HeldLeases {
   giveBack(entry: LeaseEntry): void {
     entry.busy = false;
     this.#entries.delete(entry.fence);
+    this.#lostBusy.delete(entry.fence);
+    this.#queueRelease(entry.fence);
+  }
+
+  #queueRelease(fence: Fence): void {
     if (this.#closed) return;
-    this.#releases.push(entry.fence);
+    this.#releases.push(fence);
     if (this.#releases.length === 1) queueMicrotask(() => this.#sendReleases());
+  }
+
+  /** Renews within `ms`, unless a renewal comes sooner already. */
+  #armRenew(ms: number): void {
+    const at = this.#options.clock.now() + ms;
+    if (this.#renewing) {
+      this.#renewSoonAt = Math.min(this.#renewSoonAt, at);
+    } else if (!this.#renewTimer.armed || at < this.#renewAt) {
+      this.#renewAt = at;
+      this.#renewTimer.set(ms);
+    }
   }
 
   /** What the store said about the fleet, in answer to a call sent at `sentAt`. */
@@ -141,8 +211,9 @@ export class HeldLeases {
   close(): Fence[] {
     this.#closed = true;
     for (const timer of [this.#renewTimer, this.#deadlineTimer, this.#idleTimer]) timer.clear();
-    const fences = [...this.#entries.keys(), ...this.#releases];
+    const fences = [...this.#entries.keys(), ...this.#lostBusy, ...this.#releases];
     this.#entries.clear();
+    this.#lostBusy.clear();
     this.#idle.length = 0;
     this.#releases = [];
     return fences;
@@ -167,6 +238,7 @@ export class HeldLeases {
         else entry.deadline = sentAt + store.leaseMs; // S2: from the send time
       }
       this.heard(result, sentAt);
+      this.unheard(result.handed);
       this.#armDeadline();
     } catch (error) {
       if (this.#closed) return;
@@ -175,7 +247,9 @@ export class HeldLeases {
     } finally {
       this.#renewing = false;
     }
-    if (this.#entries.size > 0) this.#renewTimer.set(next);
+    next = Math.min(next, Math.max(0, this.#renewSoonAt - clock.now()));
+    this.#renewSoonAt = Infinity;
+    if (this.#entries.size > 0) this.#armRenew(next);
   }
 
   #armDeadline(): void {
@@ -199,6 +273,7 @@ export class HeldLeases {
     const { store } = this.#options;
     entry.controller.abort(new LeaseLostError(store.key, store.leaseMs));
     if (!entry.busy) this.giveBack(entry); // a busy one goes back when its process stops
+    else this.#lostBusy.add(entry.fence);
     this.#options.onFreed();
   }
 

@@ -13,19 +13,26 @@
 //   4 waiters  zset   holder -> expiry of its wait record (ms, Redis clock)
 //   5 meta     hash   limit -> the key's limit, while any lease or waiter exists
 //   6 fence    string the last fencing token granted (never expires)
-// ARGV: 1 op, 2 channel, 3 holder, 4 limit, 5 wait-record ttl ms, 6.. op arguments
-//   acquire n leaseMs  -> {0, others, earliestMs, share, fence...}  or {1, storedLimit}
-//   renew leaseMs fence... -> {0, others, earliestMs, share, lostFence...}
-//   release fence...   -> {0, others, released, share}
-//   wait n             -> {0, others, earliestMs, share}            or {1, storedLimit}
+//   7 tag      hash   holder -> the tag sent with the call that last wrote its wait record
+//   8 handed   hash   holder -> "f,f,..." leases handed to it that it has not been told of in a reply
+// ARGV: 1 op, 2 channel, 3 holder, 4 limit, 5 wait-record ttl ms (the caller's leaseMs), 6.. op arguments
+//   acquire n leaseMs tag  -> {0, others, earliestMs, share, h, handed x h, fence...} or {1, storedLimit}
+//   renew leaseMs fence... -> {0, others, earliestMs, share, h, handed x h, lostFence...}
+//   release fence...       -> {0, others, released, share, handedOver}
+//   wait n tag             -> {0, others, earliestMs, share, h, handed x h}          or {1, storedLimit}
 // `others` is how many other holders wait now; earliestMs is the time until
 // the earliest lease deadline, -1 without leases; share is floor(limit /
 // holders taking part), what a holder may keep for itself while others wait.
-// Notices on the channel: 'r' when leases were released while others wait,
-// 'w:<share>:<holder>' when a holder starts waiting.
+// `handed` lists leases that releases of others handed to this holder since
+// its last call, each reported once: a holder that missed the grant notice
+// (pub/sub is at-most-once) learns of them here and gives them back.
+// Notices on the channel: 'r' when leases were released (and not handed
+// over) while others wait, 'w:<share>:<holder>' when a holder starts waiting,
+// 'g:<fence,...>:<tag>:<holder>' when a release handed leases to a waiter.
 export const LEASE_SCRIPT = `
 if redis.replicate_commands then redis.replicate_commands() end
 local leases, held, want, waiters, meta, fencekey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local tagkey, handedkey = KEYS[7], KEYS[8]
 local op, channel, holder = ARGV[1], ARGV[2], ARGV[3]
 local limit, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
 local t = redis.call('TIME')
@@ -44,7 +51,7 @@ if #expired > 0 then
 end
 local gone = redis.call('ZRANGEBYSCORE', waiters, '-inf', now)
 if #gone > 0 then
-  for _, h in ipairs(gone) do redis.call('HDEL', want, h) end
+  for _, h in ipairs(gone) do redis.call('HDEL', want, h) redis.call('HDEL', tagkey, h) end
   redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now)
 end
 
@@ -84,15 +91,35 @@ end
 
 -- A holder that starts waiting tells the others at once ('w:<share>:<holder>'),
 -- so that those handing leases to their own forks above the share give them back.
-local function set_want(n)
+-- The tag is the caller's own note of when it sent this call: a lease handed
+-- over later names it, and the caller counts that lease's local deadline from
+-- it (S2: the hand-over happened after this call reached Redis).
+local function set_want(n, tag)
   local was = redis.call('HGET', want, holder)
   if n > 0 then
     redis.call('HSET', want, holder, n)
+    redis.call('HSET', tagkey, holder, tag)
     redis.call('ZADD', waiters, now + ttl, holder)
     if not was then redis.call('PUBLISH', channel, 'w:' .. share() .. ':' .. holder) end
   else
     redis.call('HDEL', want, holder)
+    redis.call('HDEL', tagkey, holder)
     redis.call('ZREM', waiters, holder)
+  end
+end
+
+-- Leases handed to this holder that no reply has reported yet, still live.
+local function take_handed(out)
+  local list = redis.call('HGET', handedkey, holder)
+  local at = #out + 1
+  out[at] = 0
+  if not list then return end
+  redis.call('HDEL', handedkey, holder)
+  for f in string.gmatch(list, '[^,]+') do
+    if redis.call('ZSCORE', leases, f .. ':' .. holder) then
+      out[#out + 1] = tonumber(f)
+      out[at] = out[at] + 1
+    end
   end
 end
 
@@ -108,20 +135,89 @@ local function tidy()
   local last_lease = redis.call('ZRANGE', leases, -1, -1, 'WITHSCORES')
   local last_wait = redis.call('ZRANGE', waiters, -1, -1, 'WITHSCORES')
   if #last_lease == 0 and #last_wait == 0 then
-    redis.call('DEL', leases, held, want, waiters, meta)
+    redis.call('DEL', leases, held, want, waiters, meta, tagkey, handedkey)
     return
   end
   local last = now
   if #last_lease > 0 then last = math.max(last, tonumber(last_lease[2])) end
   if #last_wait > 0 then last = math.max(last, tonumber(last_wait[2])) end
   local px = math.ceil(last - now) + 1000
-  for _, k in ipairs({leases, held, want, waiters, meta}) do redis.call('PEXPIRE', k, px) end
+  for _, k in ipairs({leases, held, want, waiters, meta, tagkey, handedkey}) do
+    redis.call('PEXPIRE', k, px)
+  end
+end
+
+-- S8: strictly increasing per key; never below Redis's clock in microseconds,
+-- so tokens keep increasing across a restart that lost the counter.
+local function next_fence()
+  local last = tonumber(redis.call('GET', fencekey) or '0')
+  return math.max(last + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
 end
 
 local function others_waiting()
   local n = redis.call('HLEN', want)
   if redis.call('HEXISTS', want, holder) == 1 then n = n - 1 end
   return n
+end
+
+-- Hands up to count freed leases straight to other waiting holders, so a
+-- waiter starts on the notice without a round trip of its own. Each lease goes
+-- to the waiter holding the fewest (S4), ties to the one whose wait record is
+-- oldest, and never above the equal share rounded up, as acquire grants. A
+-- hand-over is a new grant: a new fence, a deadline no earlier than the
+-- waiter's wait record (which its call's send time + its leaseMs precedes).
+local function hand_over(count)
+  count = math.min(count, limit - redis.call('ZCARD', leases))
+  if count <= 0 then return 0 end
+  local w = redis.call('HGETALL', want)
+  local cands, waiting_only = {}, 0
+  for i = 1, #w, 2 do
+    local h = w[i]
+    local mine = redis.call('HGET', held, h)
+    if not mine then waiting_only = waiting_only + 1 end
+    local tag = redis.call('HGET', tagkey, h)
+    if h ~= holder and tag and tonumber(w[i + 1]) > 0 then
+      cands[#cands + 1] = { h = h, n = tonumber(w[i + 1]), held = tonumber(mine or '0'),
+        since = tonumber(redis.call('ZSCORE', waiters, h)), tag = tag, got = {} }
+    end
+  end
+  if #cands == 0 then return 0 end
+  local cap = math.ceil(limit / (redis.call('HLEN', held) + waiting_only))
+  local fence, handed = next_fence(), 0
+  while handed < count do
+    local best
+    for _, c in ipairs(cands) do
+      if c.n > 0 and c.held < cap and (not best or c.held < best.held
+          or (c.held == best.held and c.since < best.since)) then
+        best = c
+      end
+    end
+    if not best then break end
+    best.got[#best.got + 1] = fmt(fence)
+    fence, handed = fence + 1, handed + 1
+    best.n, best.held = best.n - 1, best.held + 1
+  end
+  if handed == 0 then return 0 end
+  redis.call('SET', fencekey, fmt(fence - 1))
+  for _, c in ipairs(cands) do
+    if #c.got > 0 then
+      local deadline = math.max(now + ttl, c.since)
+      for _, f in ipairs(c.got) do redis.call('ZADD', leases, deadline, f .. ':' .. c.h) end
+      redis.call('HINCRBY', held, c.h, #c.got)
+      if c.n > 0 then
+        redis.call('HSET', want, c.h, c.n)
+      else
+        redis.call('HDEL', want, c.h)
+        redis.call('HDEL', tagkey, c.h)
+        redis.call('ZREM', waiters, c.h)
+      end
+      local list = table.concat(c.got, ',')
+      local before = redis.call('HGET', handedkey, c.h)
+      redis.call('HSET', handedkey, c.h, before and (before .. ',' .. list) or list)
+      redis.call('PUBLISH', channel, 'g:' .. list .. ':' .. c.tag .. ':' .. c.h)
+    end
+  end
+  return handed
 end
 
 if op == 'acquire' then
@@ -137,11 +233,9 @@ if op == 'acquire' then
   end
   if grant < 0 then grant = 0 end
   local out = {0, others, 0, 0}
+  take_handed(out)
   if grant > 0 then
-    -- S8: strictly increasing per key; never below Redis's clock in microseconds,
-    -- so tokens keep increasing across a restart that lost the counter.
-    local last = tonumber(redis.call('GET', fencekey) or '0')
-    local first = math.max(last + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+    local first = next_fence()
     local deadline = now + lease_ms
     local args = {}
     for i = 0, grant - 1 do
@@ -155,7 +249,7 @@ if op == 'acquire' then
     redis.call('SET', fencekey, fmt(first + grant - 1))
     redis.call('HINCRBY', held, holder, grant)
   end
-  set_want(n - grant)
+  set_want(n - grant, ARGV[8])
   out[3] = earliest()
   out[4] = share()
   tidy()
@@ -166,6 +260,7 @@ if op == 'renew' then
   local lease_ms = tonumber(ARGV[6])
   local deadline = now + lease_ms
   local out = {0, others_waiting(), 0, share()}
+  take_handed(out)
   for i = 7, #ARGV do
     local m = ARGV[i] .. ':' .. holder
     -- Conditional: only a live lease of this holder; a late renewal of an
@@ -192,9 +287,11 @@ if op == 'release' then
   if released > 0 and redis.call('HINCRBY', held, holder, -released) <= 0 then
     redis.call('HDEL', held, holder)
   end
+  local handed = 0
+  if released > 0 then handed = hand_over(released) end
   local others = others_waiting()
-  if released > 0 and others > 0 then redis.call('PUBLISH', channel, 'r') end
-  local out = {0, others, released, share()}
+  if released > handed and others > 0 then redis.call('PUBLISH', channel, 'r') end
+  local out = {0, others, released, share(), handed}
   tidy()
   return out
 end
@@ -205,8 +302,9 @@ if op == 'wait' then
     local stored = limit_mismatch()
     if stored then tidy() return {1, stored} end
   end
-  set_want(n)
+  set_want(n, ARGV[7])
   local out = {0, others_waiting(), earliest(), share()}
+  take_handed(out)
   tidy()
   return out
 end

@@ -156,7 +156,7 @@ export class LeaseManager {
     const fences = this.#held.close();
     const work: Promise<unknown>[] = [];
     if (fences.length > 0) work.push(this.#store.release(this.holder, fences));
-    if (this.#storeWant > 0) work.push(this.#store.wait(this.holder, 0));
+    if (this.#storeWant > 0) work.push(this.#withdraw(fences));
     if (this.#subscription !== undefined) work.push(this.#subscription.close());
     const limit = new AbortController();
     await Promise.race([
@@ -164,6 +164,17 @@ export class LeaseManager {
       this.#clock.sleep(DISPOSE_LIMIT_MS, limit.signal).catch(() => {}),
     ]);
     limit.abort();
+  }
+
+  /**
+   * Clears the wait record at dispose. A release elsewhere may have handed
+   * this holder leases whose notice never came (or comes now, unheard): the
+   * reply names them, and they go back too, not left to expire.
+   */
+  async #withdraw(releasing: readonly number[]): Promise<void> {
+    const { handed = [] } = await this.#store.wait(this.holder, 0, this.#clock.now());
+    const unheard = handed.filter((fence) => !releasing.includes(fence));
+    if (unheard.length > 0) await this.#store.release(this.holder, unheard);
   }
 
   /**
@@ -192,22 +203,19 @@ export class LeaseManager {
       if (this.#disposed) return;
       const want = wanted();
       const sentAt = this.#clock.now();
+      // The send time tags the wait record: a lease handed over later counts its local deadline from it.
       const result = want > 0
-        ? await this.#store.acquire(this.holder, want)
-        : { ...await this.#store.wait(this.holder, 0), granted: [] as number[] };
+        ? await this.#store.acquire(this.holder, want, sentAt)
+        : { ...await this.#store.wait(this.holder, 0, sentAt), granted: [] as number[] };
       if (this.#disposed) {
-        return void this.#store.release(this.holder, result.granted).catch(() => {});
+        const fences = [...result.granted, ...result.handed ?? []];
+        return void this.#store.release(this.holder, fences).catch(() => {});
       }
       this.#recovered();
       this.#held.heard(result, sentAt);
       this.#storeWant = Math.max(0, want - result.granted.length);
-      for (const fence of result.granted) {
-        const entry = this.#held.add(fence, sentAt);
-        entry.busy = true;
-        const waiter = this.#waiters.shift();
-        if (waiter !== undefined) waiter.leaseGranted(entry);
-        else this.release(entry); // withdrawn meanwhile: to the fleet, or idle for a moment
-      }
+      for (const fence of result.granted) this.#grant(this.#held.add(fence, sentAt));
+      this.#held.unheard(result.handed);
       if (result.granted.length > 0) this.#pollAttempt = 0;
       if (this.#storeWant > 0) this.#scheduleWake(result.earliestMs);
     } catch (error) {
@@ -227,6 +235,27 @@ export class LeaseManager {
     const again = this.#acquireAgain, newDemand = this.#newDemand;
     this.#acquireAgain = this.#newDemand = false;
     if (again || newDemand) this.#pump(!again);
+  }
+
+  /** A new lease, to the first waiting fork; withdrawn meanwhile: to the fleet, or idle for a moment. */
+  #grant(entry: LeaseEntry): void {
+    entry.busy = true;
+    const waiter = this.#waiters.shift();
+    if (waiter !== undefined) waiter.leaseGranted(entry);
+    else this.release(entry);
+  }
+
+  /** Another runtime's release handed `fences` over, for the wait record the call tagged `tag` wrote. */
+  #handedOver(fences: readonly number[], tag: number): void {
+    for (const fence of fences) {
+      if (this.#held.heardOf(fence)) continue; // a duplicate, or given back as unheard-of
+      this.#storeWant = Math.max(0, this.#storeWant - 1);
+      const entry = this.#held.adopt(fence, tag);
+      if (entry === undefined) continue; // its deadline has passed: already going back
+      if (this.#held.size > this.#maxHeld) this.#held.giveBack(entry); // an acquire crossed it
+      else this.#grant(entry);
+    }
+    if (this.#waiters.size > 0 && this.#storeWant === 0) this.#pump(); // still short: ask
   }
 
   /** Next try: a release notice, the earliest deadline, or the polling fallback, whichever first. */
@@ -260,6 +289,8 @@ export class LeaseManager {
       if (this.#disposed) return;
       if (notice.kind === "wanted") {
         if (notice.holder !== this.holder) this.#held.othersWant(notice.share);
+      } else if (notice.kind === "granted") {
+        if (notice.holder === this.holder) this.#handedOver(notice.fences, notice.tag);
       } else if (this.#waiters.size > 0) {
         this.#pollAttempt = 0;
         this.#pump();

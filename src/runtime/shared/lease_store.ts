@@ -20,12 +20,29 @@ export interface FleetView {
    * equal share, rounded down. Above it, a freed lease goes back to the store.
    */
   readonly share: number;
+  /**
+   * Leases that releases of other holders handed to this holder since its last
+   * call, each reported once (live ones only). A holder that does not know
+   * one missed its "granted" notice and gives it back. Absent: none.
+   */
+  readonly handed?: readonly Fence[];
 }
 
-/** What a subscription hears: leases released, or a holder starting to wait (and the new share). */
+/**
+ * What a subscription hears: leases released (and not handed over), a holder
+ * starting to wait (and the new share), or leases a release handed straight
+ * to a waiting holder. `tag` is the one that holder sent with the call that
+ * last wrote its wait record, before the hand-over.
+ */
 export type Notice =
   | { readonly kind: "released" }
-  | { readonly kind: "wanted"; readonly holder: string; readonly share: number };
+  | { readonly kind: "wanted"; readonly holder: string; readonly share: number }
+  | {
+    readonly kind: "granted";
+    readonly holder: string;
+    readonly fences: readonly Fence[];
+    readonly tag: number;
+  };
 
 /** The answer to {@linkcode LeaseStore.acquire}. */
 export interface AcquireResult extends FleetView {
@@ -47,6 +64,8 @@ export interface ReleaseResult {
   readonly released: number;
   /** How many other holders wait (they were woken if `released` > 0). */
   readonly othersWaiting: number;
+  /** How many new leases went straight to waiting holders (at most `released`; absent: none). */
+  readonly handedOver?: number;
 }
 
 /**
@@ -75,15 +94,22 @@ export interface LeaseStore {
    * Asks for `want` leases. Grants what is free, capped at an equal share while
    * other holders wait (S4), and records the holder as waiting for the rest
    * (replacing any earlier wait record; `want` is the whole unmet demand).
+   * `tag` (default 0) is kept with the wait record and named in "granted"
+   * notices: the manager passes the call's send time on its own clock.
    */
-  acquire(holder: string, want: number): Promise<AcquireResult>;
+  acquire(holder: string, want: number, tag?: number): Promise<AcquireResult>;
   /** Extends every given live lease of `holder` to leaseMs from now; reports those lost. */
   renew(holder: string, fences: readonly Fence[]): Promise<RenewResult>;
-  /** Gives leases back; publishes "released" when others wait. */
+  /**
+   * Gives leases back. While other holders wait, each freed lease is granted
+   * at once, as a new lease with a new fence, to the waiter holding the fewest
+   * (within the equal share, S4), and "granted" is published for it; what is
+   * left publishes "released" when others still wait.
+   */
   release(holder: string, fences: readonly Fence[]): Promise<ReleaseResult>;
   /** Sets how many leases `holder` waits for (0 withdraws); refreshes the wait record. A
-   * holder that starts waiting (here or in acquire) publishes "wanted". */
-  wait(holder: string, want: number): Promise<FleetView>;
+   * holder that starts waiting (here or in acquire) publishes "wanted". `tag` as in acquire. */
+  wait(holder: string, want: number, tag?: number): Promise<FleetView>;
   /**
    * Calls `onNotice` for each notice on this key, from a connection of its
    * own: "released" when leases went back while others wait, "wanted" when a

@@ -25,7 +25,9 @@ export interface RedisKeys {
 export function redisKeys(key: string): RedisKeys {
   const prefix = `procpool:{${key}}:`;
   return {
-    keys: ["leases", "held", "want", "waiters", "meta", "fence"].map((name) => prefix + name),
+    keys: ["leases", "held", "want", "waiters", "meta", "fence", "tag", "handed"].map((name) =>
+      prefix + name
+    ),
     channel: prefix + "released",
   };
 }
@@ -67,31 +69,28 @@ export class RedisLeaseStore implements LeaseStore {
     this.#names = redisKeys(options.key);
   }
 
-  async acquire(holder: string, want: number): Promise<AcquireResult> {
-    const reply = await this.#run("acquire", holder, [want, this.leaseMs]);
+  async acquire(holder: string, want: number, tag = 0): Promise<AcquireResult> {
+    const reply = await this.#run("acquire", holder, [want, this.leaseMs, tag]);
     this.#checkLimit(reply);
-    return {
-      othersWaiting: reply[1],
-      earliestMs: reply[2],
-      share: reply[3],
-      granted: reply.slice(4),
-    };
+    const view = fleetView(reply);
+    return { ...view, granted: reply.slice(5 + reply[4]) };
   }
 
   async renew(holder: string, fences: readonly Fence[]): Promise<RenewResult> {
     const reply = await this.#run("renew", holder, [this.leaseMs, ...fences]);
-    return { othersWaiting: reply[1], earliestMs: reply[2], share: reply[3], lost: reply.slice(4) };
+    const view = fleetView(reply);
+    return { ...view, lost: reply.slice(5 + reply[4]) };
   }
 
   async release(holder: string, fences: readonly Fence[]): Promise<ReleaseResult> {
     const reply = await this.#run("release", holder, fences);
-    return { othersWaiting: reply[1], released: reply[2], share: reply[3] };
+    return { othersWaiting: reply[1], released: reply[2], share: reply[3], handedOver: reply[4] };
   }
 
-  async wait(holder: string, want: number): Promise<FleetView> {
-    const reply = await this.#run("wait", holder, [want]);
+  async wait(holder: string, want: number, tag = 0): Promise<FleetView> {
+    const reply = await this.#run("wait", holder, [want, tag]);
     this.#checkLimit(reply);
-    return { othersWaiting: reply[1], earliestMs: reply[2], share: reply[3] };
+    return fleetView(reply);
   }
 
   subscribe(onNotice: (notice: Notice) => void): ReleaseSubscription {
@@ -102,6 +101,7 @@ export class RedisLeaseStore implements LeaseStore {
     const channel = this.#names.channel;
     connection.on("message", (from: string, message: string) => {
       if (from !== channel) return;
+      if (message.startsWith("g:")) return onNotice(grantNotice(message));
       if (!message.startsWith("w:")) return onNotice(RELEASED);
       const at = message.indexOf(":", 2);
       onNotice({
@@ -147,6 +147,28 @@ export class RedisLeaseStore implements LeaseStore {
       return await this.#client.call("EVALSHA", args) as number[];
     }
   }
+}
+
+/** The head every reply but release's shares: {0, others, earliestMs, share, h, handed x h, ...}. */
+function fleetView(reply: number[]): FleetView {
+  return {
+    othersWaiting: reply[1],
+    earliestMs: reply[2],
+    share: reply[3],
+    handed: reply.slice(5, 5 + reply[4]),
+  };
+}
+
+/** 'g:<fence,...>:<tag>:<holder>' (the holder last: it may contain ':'). */
+function grantNotice(message: string): Notice {
+  const fencesEnd = message.indexOf(":", 2);
+  const tagEnd = message.indexOf(":", fencesEnd + 1);
+  return {
+    kind: "granted",
+    fences: message.slice(2, fencesEnd).split(",").map(Number),
+    tag: Number(message.slice(fencesEnd + 1, tagEnd)),
+    holder: message.slice(tagEnd + 1),
+  };
 }
 
 /** Quits politely, but never waits on an unreachable server for more than QUIT_TIMEOUT_MS. */

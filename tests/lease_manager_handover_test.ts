@@ -1,0 +1,160 @@
+// The lease manager's side of a hand-over (a release elsewhere granted this
+// runtime a lease inside the store), on virtual time against an in-memory
+// store: the grant notice, its local deadline (S2), and notices that come
+// late, twice, for someone else, or never.
+import { assertEquals, assertInstanceOf } from "@std/assert";
+import { LeaseLostError } from "../mod.ts";
+import { VirtualClock } from "../testing.ts";
+import { type Lease, LeaseManager, LeaseWaiter } from "../src/runtime/shared/lease_manager.ts";
+import type { Fence } from "../src/runtime/shared/lease_store.ts";
+import { FakeLeaseStore, never } from "./_fake_lease_store.ts";
+
+class Waiter extends LeaseWaiter {
+  lease: Lease | undefined;
+  leaseGranted(lease: Lease): void {
+    this.lease = lease;
+  }
+  leaseRefused(): void {}
+}
+
+const turn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+/** Nothing free in the store (limit 0), leaseMs 3000, no polling in the way. */
+function setup() {
+  const clock = new VirtualClock(0);
+  const store = new FakeLeaseStore(clock, 0, 3_000);
+  const manager = new LeaseManager(store, {
+    maxHeld: 8,
+    holder: "me",
+    clock,
+    random: () => 0.5,
+    pollMinMs: 60_000,
+    pollMaxMs: 60_000,
+  });
+  const waiters = async (n: number) => {
+    const all = Array.from({ length: n }, () => new Waiter());
+    for (const waiter of all) manager.enqueue(waiter);
+    await turn();
+    return all;
+  };
+  const grant = (fences: Fence[], tag: number, holder = "me") =>
+    store.notify({ kind: "granted", holder, fences, tag });
+  return { clock, store, manager, waiters, grant };
+}
+
+Deno.test("lease manager: hand-over", async (t) => {
+  await t.step(
+    "a grant notice serves the first fork at once; its deadline counts from the tagged acquire",
+    async () => {
+      const { clock, store, manager, waiters, grant } = setup();
+      const [first, second] = await waiters(2);
+      const [acquire] = store.ops("acquire");
+      assertEquals([acquire.at, acquire.tag], [0, 0]); // the tag is the send time
+      store.renewOverride = () => never(); // the batch renewal never answers
+      await clock.advance(500);
+      grant([store.handOver()], acquire.tag!);
+      assertEquals(first.lease?.fence, 1);
+      assertEquals(second.lease, undefined);
+      assertEquals(manager.held, 1);
+      assertEquals(store.ops("acquire").length, 1); // no round trip of its own
+      await clock.advance(2_499);
+      await turn();
+      assertEquals(first.lease?.signal.aborted, false);
+      await clock.advance(1);
+      await turn();
+      // S2: lost at 0 + 3000 (the acquire's send time), not 500 + 3000 (the notice)
+      assertInstanceOf(first.lease?.signal.reason, LeaseLostError);
+      assertEquals(store.ops("renew").length > 0, true); // renewal was tried before
+      await manager.dispose();
+    },
+  );
+
+  await t.step("a lease handed over near its deadline is renewed early", async () => {
+    const { clock, store, manager, waiters, grant } = setup();
+    await waiters(1);
+    await clock.advance(2_500);
+    grant([store.handOver()], 0); // 500 ms left: renew within 250, not the usual 1000
+    await clock.advance(250);
+    await turn();
+    assertEquals(store.ops("renew").map((c) => [c.at, c.arg]), [[2_750, [1]]]);
+    await manager.dispose();
+  });
+
+  await t.step(
+    "a grant for a fork that withdrew meanwhile idles a moment, then goes back",
+    async () => {
+      const { clock, store, manager, waiters, grant } = setup();
+      const [w] = await waiters(1);
+      manager.withdraw(w);
+      await turn();
+      grant([store.handOver()], 0);
+      assertEquals(w.lease, undefined);
+      assertEquals([manager.held, manager.idle], [1, 1]);
+      await clock.advance(5);
+      await turn();
+      assertEquals(store.ops("release").map((c) => c.arg), [[1]]);
+      assertEquals(manager.held, 0);
+      await manager.dispose();
+    },
+  );
+
+  await t.step("a stale notice (local deadline passed) gives the lease back at once", async () => {
+    const { clock, store, manager, waiters, grant } = setup();
+    const [w] = await waiters(1);
+    await clock.advance(3_000);
+    grant([store.handOver()], 0);
+    await turn();
+    assertEquals(w.lease, undefined);
+    assertEquals(manager.held, 0);
+    assertEquals(store.ops("release").map((c) => c.arg), [[1]]);
+    await manager.dispose();
+  });
+
+  await t.step("a notice twice, or for another holder, changes nothing", async () => {
+    const { store, manager, waiters, grant } = setup();
+    const [a, b] = await waiters(2);
+    grant([store.handOver()], 0, "someone-else");
+    assertEquals([a.lease, manager.held], [undefined, 0]);
+    const fence = store.handOver();
+    grant([fence], 0);
+    grant([fence], 0);
+    assertEquals([a.lease?.fence, b.lease, manager.held], [fence, undefined, 1]);
+    await manager.dispose();
+  });
+
+  await t.step(
+    "a lost notice: the next reply reports the lease, it goes back, the late notice is ignored",
+    async () => {
+      const { store, manager, waiters, grant } = setup();
+      const [w] = await waiters(1);
+      const fence = store.handOver();
+      store.handed = [fence];
+      manager.enqueue(new Waiter()); // more demand: another acquire, whose reply reports it
+      await turn();
+      await turn();
+      assertEquals(store.ops("acquire")[1].arg, 2);
+      assertEquals(store.ops("release").map((c) => c.arg), [[fence]]);
+      assertEquals(store.held.has(fence), false);
+      grant([fence], store.ops("acquire")[1].tag!); // the notice, late
+      assertEquals([w.lease, manager.held], [undefined, 0]);
+      await manager.dispose();
+    },
+  );
+
+  await t.step(
+    "a reply naming a lease it holds, runs lost, or gave back: nothing more",
+    async () => {
+      const { clock, store, manager, waiters, grant } = setup();
+      const [w] = await waiters(1);
+      const fence = store.handOver();
+      grant([fence], 0);
+      store.handed = [fence];
+      await clock.advance(1_000); // the batch renewal's reply names it: held, so kept
+      await turn();
+      assertEquals(store.ops("release"), []);
+      assertEquals(w.lease?.signal.aborted, false);
+      assertEquals(manager.held, 1);
+      await manager.dispose();
+    },
+  );
+});

@@ -1,0 +1,83 @@
+// The lease script's hand-over against a real redis-server: a release while
+// others wait grants the freed capacity inside the same script, as a new lease
+// (new fence, fresh deadline) to the fairest waiter, and tells it by pub/sub.
+import { assert, assertEquals, assertGreater } from "@std/assert";
+import { redisKeys } from "../src/runtime/shared/redis_store.ts";
+import type { Notice } from "../src/runtime/shared/lease_store.ts";
+import { redisFixture, until } from "./_redis_fixture.ts";
+
+async function redisNowMs(redis: { time(): Promise<unknown[]> }): Promise<number> {
+  const [s, us] = await redis.time();
+  return Number(s) * 1000 + Number(us) / 1000;
+}
+
+Deno.test("redis lease store: hand-over inside release", async (t) => {
+  await using fx = await redisFixture();
+
+  await t.step(
+    "a freed lease goes to the waiter as a new lease: higher fence, fresh deadline, want decremented, notice",
+    async () => {
+      const store = fx.store({ limit: 1, leaseMs: 10_000 });
+      const notices: Notice[] = [];
+      const subscription = store.subscribe((notice) => notices.push(notice));
+      try {
+        await subscription.ready;
+        const [mine] = (await store.acquire("A", 1)).granted;
+        assertEquals((await store.acquire("B", 2, 1234.5)).granted, []);
+        const released = await store.release("A", [mine]);
+        assertEquals([released.released, released.handedOver], [1, 1]);
+        const { keys } = redisKeys(store.key);
+        const members = await fx.redis.zrange(keys[0], "0", "-1", "WITHSCORES");
+        assertEquals(members.length, 2, `leases ${members}`);
+        const [fence, holder] = members[0].split(":");
+        assertEquals(holder, "B");
+        assertGreater(Number(fence), mine); // S8: a new grant, a new higher token
+        const leftMs = Number(members[1]) - await redisNowMs(fx.redis);
+        assert(leftMs > 9_000 && leftMs <= 10_000, `deadline ${leftMs} ms away`);
+        assertEquals(await fx.redis.hget(keys[2], "B"), "1"); // still waits for one
+        assertEquals(await fx.redis.hget(keys[1], "B"), "1");
+        assertEquals(await fx.redis.hget(keys[1], "A"), null);
+        await until(() => notices.some((n) => n.kind === "granted"), 2_000, "grant notice");
+        assertEquals(notices.filter((n) => n.kind !== "wanted"), [
+          { kind: "granted", holder: "B", fences: [Number(fence)], tag: 1234.5 },
+        ]); // no "released": nothing was left free
+        // B's next call reports the hand-over once (a lost notice is caught here).
+        assertEquals((await store.renew("B", [])).handed, [Number(fence)]);
+        assertEquals((await store.wait("B", 1, 1300)).handed, []);
+      } finally {
+        await subscription.close();
+      }
+    },
+  );
+
+  await t.step("the waiter holding fewest leases gets it; the releaser never", async () => {
+    const store = fx.store({ limit: 3 });
+    const a = (await store.acquire("A", 2)).granted;
+    const c = (await store.acquire("C", 2, 1)).granted; // holds 1, waits for 1
+    assertEquals(c.length, 1);
+    assertEquals((await store.acquire("D", 1, 2)).granted, []); // holds 0, waits for 1
+    await store.acquire("A", 3, 3); // the releaser waits too: it must not take its own back
+    assertEquals((await store.release("A", a.slice(0, 1))).handedOver, 1);
+    const { keys } = redisKeys(store.key);
+    assertEquals(await fx.redis.hget(keys[1], "D"), "1");
+    assertEquals(await fx.redis.hget(keys[2], "D"), null); // D's want is met: no wait record
+    assertEquals(await fx.redis.zscore(keys[3], "D"), null);
+    assertEquals((await store.acquire("D", 0)).handed?.length, 1);
+  });
+
+  await t.step("a released lease nobody waits for is not handed over", async () => {
+    const store = fx.store({ limit: 2 });
+    const { granted } = await store.acquire("A", 2);
+    const released = await store.release("A", granted);
+    assertEquals([released.released, released.handedOver], [2, 0]);
+  });
+
+  await t.step("a handed lease that expired is not reported", async () => {
+    const store = fx.store({ limit: 1, leaseMs: 100 });
+    const [mine] = (await store.acquire("A", 1)).granted;
+    await store.acquire("B", 1, 1);
+    assertEquals((await store.release("A", [mine])).handedOver, 1);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    assertEquals((await store.renew("B", [])).handed, []);
+  });
+});
