@@ -8,8 +8,9 @@
 // connected, waits for "go <endAtMs>" on stdin (wall-clock ms, comparable
 // across processes on one host), and at the end prints one JSON line
 // `{"report": RuntimeWorkerReport}`. With `stream`, it also prints
-// `{"start": µs, "fence": n}` the moment each process starts (so a parent
-// that kills it knows what it was running).
+// `{"start": µs, "fence": n}` the moment each process starts and
+// `{"end": µs, "lost": boolean}` as it ends (so a parent that kills or cuts it
+// off knows what it was running).
 //
 //   deno run --allow-net=127.0.0.1 --allow-env --allow-read _runtime_fleet_worker.ts '<json>'
 import { Redis } from "ioredis";
@@ -86,8 +87,14 @@ async function main(): Promise<void> {
           try {
             await lang.delay(lang.getRandomInt(options.holdMinMs, options.holdMaxMs));
           } finally {
-            report.intervals.push([start, wallMs() * 1000]);
+            const end = wallMs() * 1000;
+            report.intervals.push([start, end]);
             report.fences.push(fence);
+            if (options.stream) {
+              console.log(
+                JSON.stringify({ end, lost: lang.signal.reason instanceof LeaseLostError }),
+              );
+            }
           }
         });
         await app.awaitResult(handle).catch((error) => {

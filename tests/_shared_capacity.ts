@@ -1,10 +1,13 @@
 // What the Runtime-level shared-capacity tests share: processes that hold
 // their lease until the test lets them go (honouring cancellation, as S1
-// requires), recording when they ran, and a look at the store's keys.
+// requires), recording when they ran; a runtime in a child OS process; and a
+// look at the store's keys.
 import type { Redis } from "ioredis";
 import type { LangL } from "../mod.ts";
 import { redisKeys } from "../src/runtime/shared/redis_store.ts";
-import { type Interval, wallMs } from "./_fleet_harness.ts";
+import { assertEquals } from "@std/assert";
+import { FleetChild, type Interval, wallMs } from "./_fleet_harness.ts";
+import type { RuntimeWorkerOptions, RuntimeWorkerReport } from "./_runtime_fleet_worker.ts";
 
 /** One process run by {@linkcode Holds}. */
 export interface HoldRecord {
@@ -108,4 +111,34 @@ export async function redisClockOffset(redis: Redis): Promise<{ low: number; hig
   const after = wallMs();
   const redisMs = Number(seconds) * 1000 + Number(micros) / 1000;
   return { low: redisMs - after, high: redisMs - before };
+}
+
+const WORKER = new URL("./_runtime_fleet_worker.ts", import.meta.url).pathname;
+
+/** A Runtime in a child OS process (_runtime_fleet_worker.ts). */
+export class RuntimeWorker extends FleetChild {
+  constructor(options: RuntimeWorkerOptions) {
+    super(WORKER, options);
+  }
+
+  async ready(): Promise<void> {
+    assertEquals(await this.line("ready"), "ready");
+  }
+
+  async go(endAtMs: number): Promise<void> {
+    await this.send(`go ${endAtMs}`);
+  }
+
+  /** The next streamed line (with `stream`), parsed. */
+  async next<T>(what: string, ms?: number): Promise<T> {
+    return JSON.parse(await this.line(what, ms));
+  }
+
+  /** Skips streamed lines up to the final report. */
+  async report(): Promise<RuntimeWorkerReport> {
+    while (true) {
+      const message = await this.next<{ report?: RuntimeWorkerReport }>("report");
+      if (message.report !== undefined) return message.report;
+    }
+  }
 }

@@ -7,7 +7,6 @@ import { assert, assertEquals } from "@std/assert";
 import { Runtime } from "../mod.ts";
 import { redisCapacity } from "../redis.ts";
 import {
-  FleetChild,
   heldWithin,
   type Interval,
   maxConcurrent,
@@ -16,9 +15,14 @@ import {
 } from "./_fleet_harness.ts";
 import { redisFixture, until } from "./_redis_fixture.ts";
 import type { RuntimeWorkerOptions, RuntimeWorkerReport } from "./_runtime_fleet_worker.ts";
-import { Holds, redisClockOffset, storeKeys, waitingRuntimes } from "./_shared_capacity.ts";
+import {
+  Holds,
+  redisClockOffset,
+  RuntimeWorker,
+  storeKeys,
+  waitingRuntimes,
+} from "./_shared_capacity.ts";
 
-const WORKER = new URL("./_runtime_fleet_worker.ts", import.meta.url).pathname;
 const REPORT = Deno.env.get("FLEET_REPORT") !== undefined;
 /** How long the fleet runs, and how much of its start the share check skips (> leaseMs / 3). */
 const RUN_MS = 3_000;
@@ -28,28 +32,6 @@ const SETTLE_MS = 800;
  * deadline in the store; on a busy 2-core machine these tests allow this much.
  */
 const TAKE_MARGIN_MS = 1_000;
-
-class RuntimeWorker extends FleetChild {
-  constructor(options: RuntimeWorkerOptions) {
-    super(WORKER, options);
-  }
-
-  async ready(): Promise<void> {
-    assertEquals(await this.line("ready"), "ready");
-  }
-
-  async go(endAtMs: number): Promise<void> {
-    await this.send(`go ${endAtMs}`);
-  }
-
-  /** Skips streamed lines up to the final report. */
-  async report(): Promise<RuntimeWorkerReport> {
-    while (true) {
-      const message = JSON.parse(await this.line("report"));
-      if ("report" in message) return message.report;
-    }
-  }
-}
 
 Deno.test("shared capacity: runtimes in several OS processes on one key", async (t) => {
   await using fx = await redisFixture();

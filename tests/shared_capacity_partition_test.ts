@@ -8,9 +8,9 @@ import { Redis } from "ioredis";
 import { LeaseLostError, Runtime } from "../mod.ts";
 import { redisCapacity } from "../redis.ts";
 import { BlackholeProxy } from "./_blackhole_proxy.ts";
-import { maxConcurrent, wallMs } from "./_fleet_harness.ts";
+import { type Interval, maxConcurrent, wallMs } from "./_fleet_harness.ts";
 import { redisFixture, sleep, until, within } from "./_redis_fixture.ts";
-import { Holds, waitingRuntimes } from "./_shared_capacity.ts";
+import { Holds, RuntimeWorker, waitingRuntimes } from "./_shared_capacity.ts";
 
 const LEASE_MS = 2_000;
 /** How long the link stays cut. */
@@ -25,6 +25,18 @@ const QUIET_MS = 200;
 /** Generous limits for what depends on the machine's speed, not on the protocol. */
 const SLOW_MS = 15_000;
 const REPORT = Deno.env.get("FLEET_REPORT") !== undefined;
+
+/** Cuts the link once it has been quiet for QUIET_MS; returns when (wall-clock ms). */
+async function cutInALull(proxy: BlackholeProxy): Promise<number> {
+  const giveUp = performance.now() + SLOW_MS;
+  while (performance.now() - proxy.lastTrafficAt < QUIET_MS) {
+    if (performance.now() > giveUp) throw new Error(`no lull of ${QUIET_MS} ms on the link`);
+    await sleep(5);
+  }
+  // The check and the cut in one synchronous step: no byte slips in between.
+  proxy.cut();
+  return wallMs();
+}
 
 Deno.test("shared capacity: a runtime cut off from redis and healed", async () => {
   await using fx = await redisFixture();
@@ -58,14 +70,7 @@ Deno.test("shared capacity: a runtime cut off from redis and healed", async () =
     runs.push(taken);
     await until(async () => await waitingRuntimes(fx.redis, key) === 1, SLOW_MS, "other waits");
 
-    // The check and the cut in one synchronous step: no byte slips in between.
-    const giveUp = performance.now() + SLOW_MS;
-    while (performance.now() - proxy.lastTrafficAt < QUIET_MS) {
-      if (performance.now() > giveUp) throw new Error(`no lull of ${QUIET_MS} ms on the link`);
-      await sleep(5);
-    }
-    proxy.cut();
-    const cutAt = wallMs();
+    const cutAt = await cutInALull(proxy);
 
     // Its processes end with LeaseLostError, before cut + leaseMs.
     const outcomes = await within(lost, LEASE_MS + SLOW_MS, "the cut-off processes");
@@ -117,5 +122,71 @@ Deno.test("shared capacity: a runtime cut off from redis and healed", async () =
     await other[Symbol.asyncDispose]();
     await far.quit().catch(() => {});
     far.disconnect();
+  }
+});
+
+Deno.test("shared capacity: a runtime in another OS process cut off from redis", async () => {
+  await using fx = await redisFixture();
+  await using proxy = new BlackholeProxy(fx.server.port);
+  const key = "partition-process", limit = 2;
+  // Its processes hold until cancelled; each lane forks again at once.
+  const cutOff = new RuntimeWorker({
+    port: proxy.port,
+    key,
+    limit,
+    leaseMs: LEASE_MS,
+    maxProcesses: limit,
+    lanes: limit,
+    holdMinMs: 600_000,
+    holdMaxMs: 600_000,
+    stream: true,
+  });
+  const other = new Runtime({
+    maxProcesses: limit,
+    shared: redisCapacity({ redis: fx.redis, key, limit, leaseMs: LEASE_MS }),
+  });
+  const others = new Holds();
+  let taken: Promise<unknown> = Promise.resolve();
+  try {
+    await cutOff.ready();
+    await cutOff.go(wallMs() + 600_000);
+    type Start = { start: number; fence: number };
+    type End = { end: number; lost: boolean };
+    const starts: Start[] = [];
+    for (let i = 0; i < limit; i++) starts.push(await cutOff.next<Start>("a start"));
+    taken = other.runApp((app) => app.forkAll([1, 2], (_, lang) => others.process(lang)));
+    await until(async () => await waitingRuntimes(fx.redis, key) === 1, SLOW_MS, "other waits");
+
+    const cutAt = await cutInALull(proxy);
+    const ends: End[] = [];
+    for (let i = 0; i < limit; i++) ends.push(await cutOff.next<End>("an end", LEASE_MS + SLOW_MS));
+    await until(() => others.running === limit, SLOW_MS, "the other runtime takes over");
+    if (REPORT) {
+      console.log({
+        lostAfterCutMs: ends.map((e) => e.end / 1000 - cutAt),
+        takenAfterCutMs: others.records.map((r) => r.start / 1000 - cutAt),
+      });
+    }
+    for (const end of ends) {
+      assert(end.lost, "ended by LeaseLostError");
+      assert(end.end / 1000 - cutAt < LEASE_MS, `ended ${end.end / 1000 - cutAt} ms after the cut`);
+    }
+    const intervals: Interval[] = starts.map((s, i) => [s.start, ends[i].end]);
+    const all = [...intervals, ...others.intervals];
+    assert(maxConcurrent(all) <= limit, `at most ${limit} at once, saw ${maxConcurrent(all)}`);
+
+    // Healed, it gets a lease again once the other lets go.
+    proxy.heal();
+    others.release();
+    const again = await cutOff.next<Start>("a start after the heal", SLOW_MS);
+    assert(again.fence > Math.max(...others.fences), "a newer fencing token");
+    await within(taken, SLOW_MS, "the other runtime's processes");
+  } finally {
+    proxy.heal();
+    others.release();
+    cutOff.kill();
+    await cutOff.finish();
+    await taken.catch(() => {});
+    await other[Symbol.asyncDispose]();
   }
 });
