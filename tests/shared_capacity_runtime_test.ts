@@ -89,6 +89,35 @@ Deno.test("shared capacity on a Runtime", async (t) => {
     await runtime[Symbol.asyncDispose](); // idempotent
   });
 
+  await t.step("S6: runtimes disposed right after their work leave no lease behind", async () => {
+    // Regression: an acquire in flight at dispose left a wait record the
+    // runtime did not know of; a release by the other runtime then handed
+    // that disposed runtime a lease nobody returned (it held until expiry),
+    // in about 1 round in 4.
+    for (let round = 0; round < 20; round++) {
+      const key = `dispose-race-${round}`;
+      const capacity = shared(key, 4);
+      const runtimes = [
+        new Runtime({ maxProcesses: 4, shared: capacity }),
+        new Runtime({ maxProcesses: 4, shared: capacity }),
+      ];
+      const holds = runtimes.map(() => new Holds());
+      const runs = runtimes.map((runtime, i) =>
+        runtime.runApp((app) => app.forkAll([1, 2, 3, 4], (_, lang) => holds[i].process(lang)))
+      );
+      try {
+        await until(() => holds[0].running + holds[1].running === 4, SLOW_MS, "the limit held");
+        for (const h of holds) h.release();
+        await Promise.all(runs);
+      } finally {
+        for (const h of holds) h.release();
+        await Promise.allSettled(runs);
+        for (const runtime of runtimes) await runtime[Symbol.asyncDispose]();
+      }
+      assertEquals(await fx.redis.zrange(storeKeys(key).leases, "0", "-1"), [], `round ${round}`);
+    }
+  });
+
   await t.step("an ioredis 5.x client and a 6.x one share a key", async () => {
     const key = "five";
     const five = new Redis5({ host: "127.0.0.1", port: fx.server.port, lazyConnect: true });

@@ -156,7 +156,9 @@ export class LeaseManager {
     const fences = this.#held.close();
     const work: Promise<unknown>[] = [];
     if (fences.length > 0) work.push(this.#store.release(this.holder, fences));
-    if (this.#storeWant > 0) work.push(this.#withdraw(fences));
+    // An acquire still in flight may leave a wait record that storeWant does
+    // not know of yet; a release elsewhere would hand it leases nobody returns.
+    if (this.#storeWant > 0 || this.#acquiring) work.push(this.#withdraw(fences));
     if (this.#subscription !== undefined) work.push(this.#subscription.close());
     const limit = new AbortController();
     await Promise.race([
