@@ -80,4 +80,19 @@ Deno.test("redis lease store: hand-over inside release", async (t) => {
     await new Promise((resolve) => setTimeout(resolve, 150));
     assertEquals((await store.renew("B", [])).handed, []);
   });
+
+  await t.step(
+    "keys a later call creates expire with the others (nothing is left forever)",
+    async () => {
+      const store = fx.store({ limit: 1, leaseMs: 10_000 });
+      const keys = redisKeys(store.key).keys;
+      const [mine] = (await store.acquire("A", 1)).granted; // arms every key there is
+      await store.acquire("B", 1, 1); // creates want, tag, waiters
+      await store.release("A", [mine]); // hands over: creates handed
+      const live = [0, 1, 4, 7].map((i) => keys[i]); // B's wait is met: want, tag, waiters gone
+      assertEquals(await fx.redis.exists(...live), live.length);
+      const ttls = await Promise.all(live.map((key) => fx.redis.pttl(key)));
+      for (const ttl of ttls) assert(ttl > 10_000 && ttl <= 21_000, `ttls ${ttls}`);
+    },
+  );
 });

@@ -40,6 +40,10 @@ local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 
 local function fmt(x) return string.format('%.0f', x) end
 
+-- Keys this call may have created (written while perhaps absent): tidy gives
+-- them an expiry; the others already have one far enough out.
+local fresh = {}
+
 -- Reclaim: leases whose deadline has passed, wait records nobody refreshed.
 local expired = redis.call('ZRANGEBYSCORE', leases, '-inf', now)
 if #expired > 0 then
@@ -62,22 +66,33 @@ local function limit_mismatch()
     and redis.call('ZCARD', leases) + redis.call('ZCARD', waiters) > 0 then
     return tonumber(stored)
   end
-  redis.call('HSET', meta, 'limit', limit)
+  if not stored then
+    redis.call('HSET', meta, 'limit', limit)
+    fresh[meta] = true
+  elseif tonumber(stored) ~= limit then
+    redis.call('HSET', meta, 'limit', limit)
+  end
   return nil
 end
 
 -- Other holders waiting now, and how many holders take part (hold or wait).
+-- (Two commands whatever the fleet's size: a hash per holder would cost one each.)
+local function holdings()
+  local flat, by = redis.call('HGETALL', held), {}
+  for i = 1, #flat, 2 do by[flat[i]] = tonumber(flat[i + 1]) end
+  return by, #flat / 2
+end
+
 local function others_and_participants()
-  local w = redis.call('HKEYS', want)
-  local others, waiting_only = 0, 0
-  for _, h in ipairs(w) do
+  local by, participants = holdings()
+  local others = 0
+  for _, h in ipairs(redis.call('HKEYS', want)) do
     if h ~= holder then
       others = others + 1
-      if redis.call('HEXISTS', held, h) == 0 then waiting_only = waiting_only + 1 end
+      if not by[h] then participants = participants + 1 end
     end
   end
-  local participants = redis.call('HLEN', held) + waiting_only
-  if redis.call('HEXISTS', held, holder) == 0 then participants = participants + 1 end
+  if not by[holder] then participants = participants + 1 end
   return others, participants
 end
 
@@ -100,6 +115,7 @@ local function set_want(n, tag)
     redis.call('HSET', want, holder, n)
     redis.call('HSET', tagkey, holder, tag)
     redis.call('ZADD', waiters, now + ttl, holder)
+    fresh[want], fresh[tagkey], fresh[waiters] = true, true, true
     if not was then redis.call('PUBLISH', channel, 'w:' .. share() .. ':' .. holder) end
   else
     redis.call('HDEL', want, holder)
@@ -129,8 +145,11 @@ local function earliest()
   return math.ceil(tonumber(first[2]) - now)
 end
 
--- Leaves nothing behind: keys go when nothing is live, and otherwise expire a
--- while after the last deadline in them, should every holder die.
+-- Leaves nothing behind: keys go when nothing is live, and otherwise expire
+-- between 1 s and 1 s + ttl after the last deadline in them, should every
+-- holder die. All expire at one instant, kept in meta as 'exp'; it moves
+-- (every key re-armed) only when a deadline comes within 1 s of it, so most
+-- calls arm only the keys they may have created.
 local function tidy()
   local last_lease = redis.call('ZRANGE', leases, -1, -1, 'WITHSCORES')
   local last_wait = redis.call('ZRANGE', waiters, -1, -1, 'WITHSCORES')
@@ -141,10 +160,16 @@ local function tidy()
   local last = now
   if #last_lease > 0 then last = math.max(last, tonumber(last_lease[2])) end
   if #last_wait > 0 then last = math.max(last, tonumber(last_wait[2])) end
-  local px = math.ceil(last - now) + 1000
-  for _, k in ipairs({leases, held, want, waiters, meta, tagkey, handedkey}) do
-    redis.call('PEXPIRE', k, px)
+  local exp = tonumber(redis.call('HGET', meta, 'exp'))
+  local keys = {leases, held, want, waiters, meta, tagkey, handedkey}
+  if exp and exp >= last + 1000 then
+    keys = {}
+    for k in pairs(fresh) do keys[#keys + 1] = k end
+  else
+    exp = math.ceil(last) + 1000 + ttl
+    redis.call('HSET', meta, 'exp', exp)
   end
+  for _, k in ipairs(keys) do redis.call('PEXPIREAT', k, exp) end
 end
 
 -- S8: strictly increasing per key; never below Redis's clock in microseconds,
@@ -170,19 +195,23 @@ local function hand_over(count)
   count = math.min(count, limit - redis.call('ZCARD', leases))
   if count <= 0 then return 0 end
   local w = redis.call('HGETALL', want)
-  local cands, waiting_only = {}, 0
+  local by, participants = holdings()
+  local tags, since = {}, {}
+  local flat = redis.call('HGETALL', tagkey)
+  for i = 1, #flat, 2 do tags[flat[i]] = flat[i + 1] end
+  flat = redis.call('ZRANGE', waiters, 0, -1, 'WITHSCORES')
+  for i = 1, #flat, 2 do since[flat[i]] = tonumber(flat[i + 1]) end
+  local cands = {}
   for i = 1, #w, 2 do
     local h = w[i]
-    local mine = redis.call('HGET', held, h)
-    if not mine then waiting_only = waiting_only + 1 end
-    local tag = redis.call('HGET', tagkey, h)
-    if h ~= holder and tag and tonumber(w[i + 1]) > 0 then
-      cands[#cands + 1] = { h = h, n = tonumber(w[i + 1]), held = tonumber(mine or '0'),
-        since = tonumber(redis.call('ZSCORE', waiters, h)), tag = tag, got = {} }
+    if not by[h] then participants = participants + 1 end
+    if h ~= holder and tags[h] and since[h] and tonumber(w[i + 1]) > 0 then
+      cands[#cands + 1] = { h = h, n = tonumber(w[i + 1]), held = by[h] or 0,
+        since = since[h], tag = tags[h], got = {} }
     end
   end
   if #cands == 0 then return 0 end
-  local cap = math.ceil(limit / (redis.call('HLEN', held) + waiting_only))
+  local cap = math.ceil(limit / participants)
   local fence, handed = next_fence(), 0
   while handed < count do
     local best
@@ -214,6 +243,7 @@ local function hand_over(count)
       local list = table.concat(c.got, ',')
       local before = redis.call('HGET', handedkey, c.h)
       redis.call('HSET', handedkey, c.h, before and (before .. ',' .. list) or list)
+      fresh[leases], fresh[held], fresh[handedkey] = true, true, true
       redis.call('PUBLISH', channel, 'g:' .. list .. ':' .. c.tag .. ':' .. c.h)
     end
   end
@@ -248,6 +278,7 @@ if op == 'acquire' then
     if #args > 0 then redis.call('ZADD', leases, unpack(args)) end
     redis.call('SET', fencekey, fmt(first + grant - 1))
     redis.call('HINCRBY', held, holder, grant)
+    fresh[leases], fresh[held] = true, true
   end
   set_want(n - grant, ARGV[8])
   out[3] = earliest()
