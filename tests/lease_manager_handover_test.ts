@@ -176,4 +176,20 @@ Deno.test("lease manager: hand-over", async (t) => {
       await manager.dispose();
     },
   );
+
+  await t.step(
+    "a lease handed over that nobody here wants clears the stale wait record",
+    async () => {
+      const { store, manager, waiters, grant } = setup();
+      const [w] = await waiters(1);
+      grant([store.handOver()], 0);
+      assertEquals(w.lease?.fence, 1);
+      assertEquals(store.ops("wait"), []);
+      grant([store.handOver()], 0); // an acquire crossed a hand-over: the store still counts one
+      await turn();
+      assertEquals(store.ops("wait").map((c) => c.arg), [0]);
+      assertEquals(manager.held, 2); // the spare one idles a moment, then goes back
+      await manager.dispose();
+    },
+  );
 });

@@ -35,6 +35,8 @@ export class LeaseManager {
   readonly #waiters = new LinkedQueue<LeaseWaiter>();
   /** What the store believes this holder waits for. */
   #storeWant = 0;
+  /** The last reply left a wait record in the store (notices can only lower it since). */
+  #recorded = false;
   #acquiring = false;
   #pumpQueued = false;
   #acquireAgain = false;
@@ -157,8 +159,11 @@ export class LeaseManager {
     const work: Promise<unknown>[] = [];
     if (fences.length > 0) work.push(this.#store.release(this.holder, fences));
     // An acquire still in flight may leave a wait record that storeWant does
-    // not know of yet; a release elsewhere would hand it leases nobody returns.
-    if (this.#storeWant > 0 || this.#acquiring) work.push(this.#withdraw(fences));
+    // not know of yet, and notices may have lowered storeWant below the
+    // store's record: a release elsewhere would hand it leases nobody returns.
+    if (this.#storeWant > 0 || this.#recorded || this.#acquiring) {
+      work.push(this.#withdraw(fences));
+    }
     if (this.#subscription !== undefined) work.push(this.#subscription.close());
     const limit = new AbortController();
     await Promise.race([
@@ -211,11 +216,14 @@ export class LeaseManager {
         : { ...await this.#store.wait(this.holder, 0, sentAt), granted: [] as number[] };
       if (this.#disposed) {
         const fences = [...result.granted, ...result.handed ?? []];
-        return void this.#store.release(this.holder, fences).catch(() => {});
+        this.#store.release(this.holder, fences).catch(() => {});
+        if (want > result.granted.length) this.#withdraw(fences).catch(() => {});
+        return;
       }
       this.#recovered();
       this.#held.heard(result, sentAt);
       this.#storeWant = Math.max(0, want - result.granted.length);
+      this.#recorded = this.#storeWant > 0;
       for (const fence of result.granted) this.#grant(this.#held.add(fence, sentAt));
       this.#held.unheard(result.handed);
       if (result.granted.length > 0) this.#pollAttempt = 0;
@@ -240,11 +248,12 @@ export class LeaseManager {
   }
 
   /** A new lease, to the first waiting fork; withdrawn meanwhile: to the fleet, or idle for a moment. */
-  #grant(entry: LeaseEntry): void {
+  #grant(entry: LeaseEntry): boolean {
     entry.busy = true;
     const waiter = this.#waiters.shift();
     if (waiter !== undefined) waiter.leaseGranted(entry);
     else this.release(entry);
+    return waiter !== undefined;
   }
 
   /** Another runtime's release handed `fences` over, for the wait record the call tagged `tag` wrote. */
@@ -254,10 +263,13 @@ export class LeaseManager {
       this.#storeWant = Math.max(0, this.#storeWant - 1);
       const entry = this.#held.adopt(fence, tag);
       if (entry === undefined) continue; // its deadline has passed: already going back
+      if (this.#held.size <= this.#maxHeld && this.#grant(entry)) continue;
       if (this.#held.size > this.#maxHeld) this.#held.giveBack(entry); // an acquire crossed it
-      else this.#grant(entry);
+      // Nobody here wanted it: the store's wait record is stale (an acquire
+      // crossed a hand-over); clear it, or every release lands here.
+      this.#storeWant = Math.max(this.#storeWant, 1);
     }
-    if (this.#waiters.size > 0 && this.#storeWant === 0) this.#pump(); // still short: ask
+    if (this.#waiters.size > 0 ? this.#storeWant === 0 : this.#storeWant > 0) this.#pump();
   }
 
   /** Next try: a release notice, the earliest deadline, or the polling fallback, whichever first. */
