@@ -21,11 +21,20 @@ class Direction {
   #held: Uint8Array[] = [];
   #writing: Promise<void> = Promise.resolve();
 
-  constructor(readonly proxy: BlackholeProxy, readonly to: Deno.Conn) {}
+  constructor(
+    readonly proxy: BlackholeProxy,
+    readonly to: Deno.Conn,
+    readonly upstream = false,
+  ) {}
 
   /** Forwards, holds or drops one chunk, depending on the proxy's state. */
   push(chunk: Uint8Array): void {
     this.proxy.lastTrafficAt = performance.now();
+    const cutBefore = this.proxy.cutBefore;
+    if (this.upstream && cutBefore?.(new TextDecoder().decode(chunk))) {
+      this.proxy.cutBefore = undefined;
+      this.proxy.cut({ discard: true });
+    }
     if (!this.proxy.isCut) return this.#send(chunk);
     if (!this.proxy.discards) this.#held.push(chunk);
   }
@@ -59,6 +68,13 @@ export class BlackholeProxy implements AsyncDisposable {
    * or not): a test that must cut between two exchanges waits for a quiet moment.
    */
   lastTrafficAt = 0;
+  /**
+   * When set, a chunk from a client for which it returns true is not
+   * forwarded: the proxy cuts, dropping bytes, just before it (once).
+   */
+  cutBefore: ((text: string) => boolean) | undefined = undefined;
+  /** Connections accepted so far. */
+  accepted = 0;
   #listener: Deno.TcpListener;
   #conns = new Set<Deno.Conn>();
   #directions = new Set<Direction>();
@@ -96,6 +112,11 @@ export class BlackholeProxy implements AsyncDisposable {
     for (const direction of this.#directions) direction.flush();
   }
 
+  /** Closes every open connection (as a server restart would) but keeps accepting new ones. */
+  dropConnections(): void {
+    for (const conn of this.#conns) closeQuietly(conn);
+  }
+
   /** Closes the listener and every connection, and waits for the pumps to end. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -118,6 +139,7 @@ export class BlackholeProxy implements AsyncDisposable {
       } catch {
         return; // The listener was closed.
       }
+      this.accepted++;
       this.#track(this.#serve(client));
     }
   }
@@ -134,7 +156,7 @@ export class BlackholeProxy implements AsyncDisposable {
     }
     this.#conns.add(upstream);
     if (this.#closed) closeQuietly(upstream);
-    const toUpstream = new Direction(this, upstream);
+    const toUpstream = new Direction(this, upstream, true);
     const toClient = new Direction(this, client);
     this.#directions.add(toUpstream).add(toClient);
     // Either side ending ends the pair: this proxy never half-closes.

@@ -45,9 +45,9 @@ export interface RedisConnection {
   call(command: string, args: RedisArgument[]): Promise<unknown>;
   /** Enters subscriber mode on `channels`. */
   subscribe(...channels: string[]): Promise<unknown>;
-  /** Listens for `"message"` (channel, message) and `"error"` events. */
+  /** Listens for `"message"` (channel, message), `"error"` and `"ready"` (connected) events. */
   // deno-lint-ignore no-explicit-any
-  on(event: "message" | "error", listener: (...args: any[]) => void): unknown;
+  on(event: "message" | "error" | "ready", listener: (...args: any[]) => void): unknown;
   /** Closes gracefully, after pending replies. */
   quit(): Promise<unknown>;
   /** Closes at once. */

@@ -110,6 +110,16 @@ export class RedisLeaseStore implements LeaseStore {
         holder: message.slice(at + 1),
       });
     });
+    // ioredis resubscribes by itself after a reconnect, with a promise nobody
+    // handles: closed before its reply (a dispose just after Redis came
+    // back), it is an unhandled rejection, which ends a Deno program. So this
+    // connection resubscribes itself, handling the outcome.
+    const options = (connection as { options?: { autoResubscribe?: boolean } }).options;
+    if (options !== undefined) options.autoResubscribe = false;
+    let readies = 0;
+    connection.on("ready", () => {
+      if (readies++ > 0) connection.subscribe(channel).catch(() => {});
+    });
     let subscribed = false;
     const ready = connection.subscribe(channel).then(() => {
       subscribed = true;
