@@ -159,25 +159,6 @@ Deno.test("lease manager: hand-over", async (t) => {
   );
 
   await t.step(
-    "a release handed over entirely does not wake local forks to ask again",
-    async () => {
-      const { store, manager, waiters, grant } = setup();
-      const [first] = await waiters(1);
-      grant([store.handOver()], 0);
-      store.othersWaiting = 1; // and the share is 0: a freed lease goes back to the fleet
-      const [second] = await waiters(1); // the next fork waits (the store knows: one acquire)
-      store.releaseOverride = () => ({ released: 1, handedOver: 1, othersWaiting: 1, share: 0 });
-      manager.release(first.lease!);
-      await turn();
-      await turn();
-      assertEquals(store.ops("release").length, 1);
-      assertEquals(store.ops("acquire").length, 2); // no third: nothing was freed for it
-      assertEquals(second.lease, undefined);
-      await manager.dispose();
-    },
-  );
-
-  await t.step(
     "a lease handed over that nobody here wants clears the stale wait record",
     async () => {
       const { store, manager, waiters, grant } = setup();

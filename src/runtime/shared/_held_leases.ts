@@ -291,17 +291,13 @@ export class HeldLeases {
     this.#releases = [];
     if (fences.length === 0 || this.#closed) return;
     const sentAt = this.#options.clock.now();
-    let freed = true;
     try {
       const result = await this.#options.store.release(this.#options.holder, fences);
       if (!this.#closed) this.heard(result, sentAt);
-      // Leases handed straight to other waiters freed nothing this runtime may take.
-      const { released, handedOver = 0 } = result;
-      freed = released === 0 || released > handedOver;
     } catch (error) {
       // The leases expire in the store: the bound holds, capacity returns later.
       if (!this.#closed) this.#options.health.failed("release", error);
     }
-    if (!this.#closed && freed) this.#options.onFreed();
+    if (!this.#closed) this.#options.onFreed();
   }
 }
