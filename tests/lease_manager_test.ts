@@ -11,6 +11,7 @@ import {
 } from "../src/runtime/shared/lease_manager.ts";
 import { FakeLeaseStore, never } from "./_fake_lease_store.ts";
 import { waitFor } from "./_lease_waiter.ts";
+import { stopMarginFor } from "../src/runtime/shared/shared_slot_pool.ts";
 
 class Waiter extends LeaseWaiter {
   lease: Lease | undefined;
@@ -167,6 +168,21 @@ Deno.test("lease manager: holding", async (t) => {
     assertInstanceOf(w.lease?.signal.reason, LeaseLostError); // at 1000 + 3000, not 1500 + 3000
     assertEquals(manager.held, 0);
     await manager.dispose();
+  });
+
+  await t.step("the stop margin comes off every local deadline", async () => {
+    const { store, manager, waiters, clock } = setup(4, { stopMarginMs: 300 });
+    const [w] = await waiters(1);
+    store.renewOverride = () => never(); // no renewal ever comes back
+    await clock.advance(2_699);
+    await turn();
+    assertEquals(w.lease?.signal.aborted, false);
+    await clock.advance(1);
+    await turn();
+    assertInstanceOf(w.lease?.signal.reason, LeaseLostError); // at 0 + 3000 - 300
+    await manager.dispose();
+    // What a runtime takes off: a tenth of the lease, at most a second.
+    assertEquals([2_000, 10_000, 60_000].map(stopMarginFor), [200, 1_000, 1_000]);
   });
 
   await t.step("leases the store reports lost are aborted at once", async () => {

@@ -40,6 +40,8 @@ export interface HeldLeasesOptions {
   readonly clock: Clock;
   readonly random: () => number;
   readonly renewEveryMs: number;
+  /** Taken off every local deadline, so a cancelled process has that long to stop (S1). */
+  readonly stopMarginMs: number;
   readonly idleKeepMs: number;
   /** First delay before retrying a failed renewal. */
   readonly retryMs: number;
@@ -82,6 +84,11 @@ export class HeldLeases {
     this.#idleTimer = new LeaseTimer(options.clock, () => this.#flushIdle());
   }
 
+  /** A lease's local life: the store's, less the stop margin. */
+  get #localLeaseMs(): number {
+    return this.#options.store.leaseMs - this.#options.stopMarginMs;
+  }
+
   /** Leases held (busy or idle), lost ones excluded. */
   get size(): number {
     return this.#entries.size;
@@ -93,7 +100,7 @@ export class HeldLeases {
 
   /** Starts holding a lease granted by a call sent at `sentAt`. */
   add(fence: Fence, sentAt: number): LeaseEntry {
-    const entry = new LeaseEntry(fence, sentAt + this.#options.store.leaseMs);
+    const entry = new LeaseEntry(fence, sentAt + this.#localLeaseMs);
     this.#entries.set(fence, entry);
     if (!this.#renewTimer.armed && !this.#renewing) this.#armRenew(this.#options.renewEveryMs);
     this.#armDeadline();
@@ -114,8 +121,8 @@ export class HeldLeases {
    */
   adopt(fence: Fence, tag: number): LeaseEntry | undefined {
     if (this.#closed || this.heardOf(fence)) return undefined;
-    const { clock, store, renewEveryMs } = this.#options;
-    const remaining = tag + store.leaseMs - clock.now();
+    const { clock, renewEveryMs } = this.#options;
+    const remaining = tag + this.#localLeaseMs - clock.now();
     if (!(remaining > 0)) {
       this.#queueRelease(fence);
       return undefined;
@@ -235,7 +242,7 @@ export class HeldLeases {
         const entry = this.#entries.get(fence);
         if (entry === undefined) continue;
         if (lost.has(fence)) this.#lose(entry);
-        else entry.deadline = sentAt + store.leaseMs; // S2: from the send time
+        else entry.deadline = sentAt + this.#localLeaseMs; // S2: from the send time
       }
       this.heard(result, sentAt);
       this.unheard(result.handed);

@@ -30,6 +30,12 @@ export interface LeaseManagerOptions {
   readonly logger?: LeaseLogger;
   /** How often held leases are renewed. Default leaseMs / 3. */
   readonly renewEveryMs?: number;
+  /**
+   * Taken off each local deadline, so that a process cancelled at its local
+   * deadline has this long to stop before the store's deadline passes and
+   * another runtime may take the lease. Default 0 (the runtime sets it).
+   */
+  readonly stopMarginMs?: number;
   /** How long an unused lease is kept for a local fork while nobody else waits. Default 5. */
   readonly idleKeepMs?: number;
   /** Polling, the fallback for lost notices: the first delay (default 50), doubling. */

@@ -69,6 +69,7 @@ export class LeaseManager {
       clock: this.#clock,
       random: this.#random,
       renewEveryMs: options.renewEveryMs ?? Math.floor(store.leaseMs / 3),
+      stopMarginMs: options.stopMarginMs ?? 0,
       idleKeepMs: options.idleKeepMs ?? 5,
       retryMs: this.#pollMinMs,
       health,

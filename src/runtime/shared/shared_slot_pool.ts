@@ -276,7 +276,17 @@ export function createSharedSlotPool(
   // deadlines pass in real time too.
   const manager = new LeaseManager(
     new WatchedStore(store, leaseLogger, Math.min(1_000, Math.floor(store.leaseMs / 3))),
-    { maxHeld: maxProcesses, logger: leaseLogger },
+    { maxHeld: maxProcesses, logger: leaseLogger, stopMarginMs: stopMarginFor(store.leaseMs) },
   );
   return new SharedSlotPool(local, manager, capacity.key, capacity.limit, rateStage);
+}
+
+/**
+ * How much earlier than the store's deadline a runtime cancels the processes
+ * of a lease it could not renew: a tenth of the lease, at most a second. The
+ * local deadline alone comes only a network latency before the store's, too
+ * little for a process to stop before another runtime takes its lease.
+ */
+export function stopMarginFor(leaseMs: number): number {
+  return Math.min(1_000, Math.floor(leaseMs / 10));
 }
