@@ -31,6 +31,8 @@ const BACKOFF_BUDGET_MS = 60_000;
 export interface Throughput {
   /** tasks per second, by implementation name */
   readonly rate: Record<string, number>;
+  /** bytes allocated per task, by implementation name */
+  readonly bytes: Record<string, number>;
   readonly markdown: string;
 }
 
@@ -67,7 +69,11 @@ export async function throughput(n: number, concurrency: number): Promise<Throug
     rows.push({ name, n: smaller, ms: retry.ms, note, bytes });
   }
   const rate: Record<string, number> = {};
-  for (const row of rows) rate[row.name] = row.n / (median(row.ms) / 1000);
+  const bytes: Record<string, number> = {};
+  for (const row of rows) {
+    rate[row.name] = row.n / (median(row.ms) / 1000);
+    bytes[row.name] = row.bytes;
+  }
   const table = markdownTable(
     [
       "implementation",
@@ -91,7 +97,7 @@ export async function throughput(n: number, concurrency: number): Promise<Throug
     ]),
   );
   const notes = rows.filter((row) => row.note !== "").map((row) => `¹ ${row.name}: ${row.note}.`);
-  return { rate, markdown: [table, ...notes].join("\n\n") };
+  return { rate, bytes, markdown: [table, ...notes].join("\n\n") };
 }
 
 interface Snapshot {
@@ -165,12 +171,20 @@ interface LatencyResult {
   handoffCpuMs: number;
 }
 
-export async function latency(waiters: number, capacity: number): Promise<string> {
+export interface Latency {
+  /** release→start median and p99 in µs, by policy ("fifo", "backoff", "p-limit") */
+  readonly byPolicy: Record<string, { medianUs: number; p99Us: number }>;
+  readonly markdown: string;
+}
+
+export async function latency(waiters: number, capacity: number): Promise<Latency> {
   const rows: string[][] = [];
+  const byPolicy: Record<string, { medianUs: number; p99Us: number }> = {};
   for (const policy of ["fifo", "backoff", "p-limit"]) {
     log(`latency: ${policy}`);
     const r = await runScript<LatencyResult>("latency_runner.ts", [policy, waiters, capacity]);
     if (r === TIMED_OUT) throw new Error("unreachable: no timeout");
+    byPolicy[policy] = { medianUs: r.medianUs, p99Us: r.p99Us };
     rows.push([
       policy === "p-limit" ? "p-limit (reference)" : `procpool ${policy}`,
       fmt(r.medianUs, 1),
@@ -181,7 +195,7 @@ export async function latency(waiters: number, capacity: number): Promise<string
       fmt(r.handoffCpuMs),
     ]);
   }
-  return markdownTable(
+  const markdown = markdownTable(
     [
       `${capacity} slots, ${fmt(waiters)} waiters`,
       "release→start median µs",
@@ -193,6 +207,7 @@ export async function latency(waiters: number, capacity: number): Promise<string
     ],
     rows,
   );
+  return { byPolicy, markdown };
 }
 
 export interface Virtual {

