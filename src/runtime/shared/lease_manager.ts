@@ -7,18 +7,18 @@ import { LinkedQueue } from "../../_linked_queue.ts";
 import { CapacityMismatchError } from "../../errors.ts";
 import type { Clock } from "../clock.ts";
 import { monotonicClock } from "./_monotonic_clock.ts";
-import { HeldLeases, type Lease, type LeaseEntry, type StoreHealth } from "./_held_leases.ts";
+import { HeldLeases, type Lease, type LeaseEntry } from "./_held_leases.ts";
 import { LeaseTimer } from "./_lease_timer.ts";
-import type { LeaseStore, ReleaseSubscription } from "./lease_store.ts";
-import type { LeaseLogger, LeaseManagerOptions, LeaseWaiter } from "./_lease_contracts.ts";
+import type { LeaseStore, Notice } from "./lease_store.ts";
+import { NoticeChannel } from "./_notice_channel.ts";
+import { StoreHealthLog } from "./_store_health.ts";
+import type { LeaseManagerOptions, LeaseWaiter } from "./_lease_contracts.ts";
 
 export type { Lease } from "./_held_leases.ts";
 export { type LeaseLogger, type LeaseManagerOptions, LeaseWaiter } from "./_lease_contracts.ts";
 
 /** How long after the earliest lease deadline a waiter tries again (S2: within leaseMs + 250). */
 const EXPIRY_MARGIN_MS = 20;
-/** How long an acquire waits for the release channel, so that no notice is missed. */
-const SUBSCRIBE_WAIT_MS = 250;
 /** Dispose gives up returning leases after this long (S6); they expire in the store. */
 const DISPOSE_LIMIT_MS = 1_000;
 
@@ -28,7 +28,6 @@ export class LeaseManager {
   readonly #maxHeld: number;
   readonly #clock: Clock;
   readonly #random: () => number;
-  readonly #logger: LeaseLogger | undefined;
   readonly #pollMinMs: number;
   readonly #pollMaxMs: number;
   readonly #held: HeldLeases;
@@ -42,11 +41,9 @@ export class LeaseManager {
   #acquireAgain = false;
   #newDemand = false;
   #pollAttempt = 0;
-  #failing = false;
   #disposed = false;
-  #subscription: ReleaseSubscription | undefined;
-  #subscribed = false;
-  #subscribeWait: AbortController | undefined;
+  readonly #health: StoreHealthLog;
+  readonly #notices: NoticeChannel;
   readonly #wake: LeaseTimer;
 
   constructor(store: LeaseStore, options: LeaseManagerOptions) {
@@ -55,14 +52,16 @@ export class LeaseManager {
     this.holder = options.holder ?? crypto.randomUUID();
     this.#clock = options.clock ?? monotonicClock;
     this.#random = options.random ?? Math.random;
-    this.#logger = options.logger;
     this.#pollMinMs = options.pollMinMs ?? 50;
     this.#pollMaxMs = options.pollMaxMs ?? Math.min(1_000, Math.floor(store.leaseMs / 3));
     this.#wake = new LeaseTimer(this.#clock, () => this.#pump());
-    const health: StoreHealth = {
-      failed: (operation, error) => this.#failed(operation, error),
-      recovered: () => this.#recovered(),
-    };
+    const health = this.#health = new StoreHealthLog(store.key, options.logger);
+    this.#notices = new NoticeChannel(
+      store,
+      this.#clock,
+      options.logger,
+      (notice) => this.#heard(notice),
+    );
     this.#held = new HeldLeases({
       store,
       holder: this.holder,
@@ -154,7 +153,6 @@ export class LeaseManager {
     if (this.#disposed) return;
     this.#disposed = true;
     this.#wake.clear();
-    this.#subscribeWait?.abort();
     for (let waiter; (waiter = this.#waiters.shift()) !== undefined;) waiter.leaseRefused(reason);
     const fences = this.#held.close();
     const work: Promise<unknown>[] = [];
@@ -165,7 +163,8 @@ export class LeaseManager {
     if (this.#storeWant > 0 || this.#recorded || this.#acquiring) {
       work.push(this.#withdraw(fences));
     }
-    if (this.#subscription !== undefined) work.push(this.#subscription.close());
+    const closing = this.#notices.close();
+    if (closing !== undefined) work.push(closing);
     const limit = new AbortController();
     await Promise.race([
       Promise.allSettled(work),
@@ -207,7 +206,7 @@ export class LeaseManager {
     this.#acquiring = true;
     this.#wake.clear();
     try {
-      await this.#whenSubscribed();
+      await this.#notices.ready();
       if (this.#disposed) return;
       const want = wanted();
       const sentAt = this.#clock.now();
@@ -221,7 +220,7 @@ export class LeaseManager {
         if (want > result.granted.length) this.#withdraw(fences).catch(() => {});
         return;
       }
-      this.#recovered();
+      this.#health.recovered();
       this.#held.heard(result, sentAt);
       this.#storeWant = Math.max(0, want - result.granted.length);
       this.#recorded = this.#storeWant > 0;
@@ -237,7 +236,7 @@ export class LeaseManager {
           waiter.leaseRefused(error);
         }
       } else {
-        this.#failed("acquire", error);
+        this.#health.failed("acquire", error);
         this.#scheduleWake(-1);
       }
     } finally {
@@ -281,64 +280,15 @@ export class LeaseManager {
     this.#wake.set(delay);
   }
 
-  /**
-   * Subscribes before the first acquire: a fork registered as waiting must not
-   * miss the release notice that follows. An unreachable store is waited for
-   * only briefly (polling covers the rest).
-   */
-  async #whenSubscribed(): Promise<void> {
-    const subscription = this.#subscription ?? this.#subscribe();
-    if (this.#subscribed) return;
-    const timer = new AbortController();
-    this.#subscribeWait = timer; // dispose cuts the wait short: no timer outlives the manager
-    await Promise.race([
-      subscription.ready.catch(() => {}),
-      this.#clock.sleep(SUBSCRIBE_WAIT_MS, timer.signal).catch(() => {}),
-    ]);
-    timer.abort();
-    this.#subscribeWait = undefined;
-  }
-
-  #subscribe(): ReleaseSubscription {
-    const subscription = this.#store.subscribe((notice) => {
-      if (this.#disposed) return;
-      if (notice.kind === "wanted") {
-        if (notice.holder !== this.holder) this.#held.othersWant(notice.share);
-      } else if (notice.kind === "granted") {
-        if (notice.holder === this.holder) this.#handedOver(notice.fences, notice.tag);
-      } else if (this.#waiters.size > 0) {
-        this.#pollAttempt = 0;
-        this.#pump();
-      }
-    });
-    this.#subscription = subscription;
-    subscription.ready.then(() => {
-      if (this.#subscription === subscription) this.#subscribed = true;
-    }, (error) => {
-      if (this.#disposed || this.#subscription !== subscription) return;
-      this.#logger?.warn("shared capacity: release notices unavailable; polling meanwhile", {
-        key: this.#store.key,
-        error,
-      });
-      this.#subscription = undefined; // the next acquire subscribes again
-      subscription.close();
-    });
-    return subscription;
-  }
-
-  #failed(operation: string, error: unknown): void {
-    if (this.#failing) return; // one warning per outage
-    this.#failing = true;
-    this.#logger?.warn("shared capacity: the store did not answer; retrying", {
-      key: this.#store.key,
-      operation,
-      error,
-    });
-  }
-
-  #recovered(): void {
-    if (!this.#failing) return;
-    this.#failing = false;
-    this.#logger?.info("shared capacity: the store answers again", { key: this.#store.key });
+  #heard(notice: Notice): void {
+    if (this.#disposed) return;
+    if (notice.kind === "wanted") {
+      if (notice.holder !== this.holder) this.#held.othersWant(notice.share);
+    } else if (notice.kind === "granted") {
+      if (notice.holder === this.holder) this.#handedOver(notice.fences, notice.tag);
+    } else if (this.#waiters.size > 0) {
+      this.#pollAttempt = 0;
+      this.#pump();
+    }
   }
 }

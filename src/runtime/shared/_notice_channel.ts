@@ -1,0 +1,64 @@
+// The lease manager's subscription to the store's notices (releases, wants,
+// hand-overs), made before its first acquire so that a fork registered as
+// waiting cannot miss the notice that follows. Pub/sub is at most once: a
+// lost notice costs a poll, never the bound.
+import type { Clock } from "../clock.ts";
+import type { LeaseLogger } from "./_lease_contracts.ts";
+import type { LeaseStore, Notice, ReleaseSubscription } from "./lease_store.ts";
+
+/** How long an acquire waits for the channel; an unreachable store is left to polling. */
+const SUBSCRIBE_WAIT_MS = 250;
+
+export class NoticeChannel {
+  #subscription: ReleaseSubscription | undefined = undefined;
+  #subscribed = false;
+  #wait: AbortController | undefined = undefined;
+  #closed = false;
+
+  constructor(
+    readonly store: LeaseStore,
+    readonly clock: Clock,
+    readonly logger: LeaseLogger | undefined,
+    readonly onNotice: (notice: Notice) => void,
+  ) {}
+
+  /** Resolves once subscribed, or after SUBSCRIBE_WAIT_MS at the most. */
+  async ready(): Promise<void> {
+    const subscription = this.#subscription ?? this.#subscribe();
+    if (this.#subscribed) return;
+    const timer = new AbortController();
+    this.#wait = timer; // close cuts the wait short: no timer outlives the manager
+    await Promise.race([
+      subscription.ready.catch(() => {}),
+      this.clock.sleep(SUBSCRIBE_WAIT_MS, timer.signal).catch(() => {}),
+    ]);
+    timer.abort();
+    this.#wait = undefined;
+  }
+
+  /** Stops waiting and unsubscribes; what is returned settles once the connection is closed. */
+  close(): Promise<void> | undefined {
+    this.#closed = true;
+    this.#wait?.abort();
+    return this.#subscription?.close();
+  }
+
+  #subscribe(): ReleaseSubscription {
+    const subscription = this.store.subscribe((notice) => {
+      if (!this.#closed) this.onNotice(notice);
+    });
+    this.#subscription = subscription;
+    subscription.ready.then(() => {
+      if (this.#subscription === subscription) this.#subscribed = true;
+    }, (error) => {
+      if (this.#closed || this.#subscription !== subscription) return;
+      this.logger?.warn("shared capacity: release notices unavailable; polling meanwhile", {
+        key: this.store.key,
+        error,
+      });
+      this.#subscription = undefined; // the next acquire subscribes again
+      subscription.close();
+    });
+    return subscription;
+  }
+}
