@@ -23,6 +23,9 @@ export async function redisFixture(): Promise<RedisFixture> {
     port: server.port,
     retryStrategy: () => 20,
     lazyConnect: true,
+    // disconnect() while reconnecting (a test that killed the server) arms a
+    // timer of this length that nothing clears: keep it short, and wait it out.
+    disconnectTimeout: 20,
   });
   redis.on("error", () => {});
   try {
@@ -42,8 +45,10 @@ export async function redisFixture(): Promise<RedisFixture> {
         leaseMs: options.leaseMs ?? 10_000,
       }),
     async [Symbol.asyncDispose]() {
+      const reconnecting = redis.status !== "ready";
       await redis.quit().catch(() => {});
       redis.disconnect();
+      if (reconnecting) await sleep(40);
       await server.stop();
     },
   };

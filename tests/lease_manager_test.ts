@@ -170,6 +170,18 @@ Deno.test("lease manager: holding", async (t) => {
     await manager.dispose();
   });
 
+  await t.step("a lease lost while in use is logged as a warning, once per lease", async () => {
+    const { store, manager, waiters, clock, logs } = setup(4);
+    const [a, b] = await waiters(2);
+    manager.release(b.lease!); // b's lease idles: losing it cancels nothing
+    store.renewOverride = () => never();
+    await clock.advance(3_000);
+    await turn();
+    assertInstanceOf(a.lease?.signal.reason, LeaseLostError);
+    assertEquals(logs.filter((line) => line.includes("not renewed in time")).length, 1);
+    await manager.dispose();
+  });
+
   await t.step("the stop margin comes off every local deadline", async () => {
     const { store, manager, waiters, clock } = setup(4, { stopMarginMs: 300 });
     const [w] = await waiters(1);

@@ -32,6 +32,8 @@ export class LeaseEntry implements Lease {
 export interface StoreHealth {
   failed(operation: string, error: unknown): void;
   recovered(): void;
+  /** A lease in use was lost (its process is being cancelled with LeaseLostError). */
+  lostInUse(fence: Fence): void;
 }
 
 export interface HeldLeasesOptions {
@@ -280,7 +282,10 @@ export class HeldLeases {
     const { store } = this.#options;
     entry.controller.abort(new LeaseLostError(store.key, store.leaseMs));
     if (!entry.busy) this.giveBack(entry); // a busy one goes back when its process stops
-    else this.#lostBusy.add(entry.fence);
+    else {
+      this.#lostBusy.add(entry.fence);
+      this.#options.health.lostInUse(entry.fence);
+    }
     this.#options.onFreed();
   }
 

@@ -1,5 +1,6 @@
 // One warning per store outage (S3), and one line when the store answers
-// again: every failing call of an outage would otherwise log its own.
+// again: every failing call of an outage would otherwise log its own. Also a
+// warning for each lease lost while a process used it.
 import type { StoreHealth } from "./_held_leases.ts";
 import type { LeaseLogger } from "./_lease_contracts.ts";
 
@@ -16,6 +17,14 @@ export class StoreHealthLog implements StoreHealth {
       operation,
       error,
     });
+  }
+
+  /** Said for every lease: each stands for a process cancelled mid-run, which an operator wants to see. */
+  lostInUse(fence: number): void {
+    this.logger?.warn(
+      "shared capacity: a lease in use was not renewed in time; its process is cancelled with LeaseLostError",
+      { key: this.key, fence },
+    );
   }
 
   recovered(): void {
