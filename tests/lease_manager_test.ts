@@ -423,3 +423,34 @@ Deno.test("lease manager: by default, local deadlines ignore wall-clock steps", 
     await manager.dispose();
   }
 });
+
+Deno.test("lease manager: a call left unanswered and then failed is one outage, one warning", async () => {
+  // Real time, short: the watch on unanswered calls uses real timers.
+  const store = new FakeLeaseStore(
+    { now: () => performance.now(), sleep: () => never() },
+    1,
+    3_000,
+  );
+  const logs: string[] = [];
+  let fail: (error: Error) => void = () => {};
+  store.acquireOverride = () => new Promise((_, reject) => fail = reject);
+  const manager = new LeaseManager(store, {
+    maxHeld: 1,
+    slowCallMs: 10,
+    pollMinMs: 30_000,
+    logger: { warn: (m) => logs.push(`warn: ${m}`), info: (m) => logs.push(`info: ${m}`) },
+  });
+  try {
+    const waiting = waitFor(manager).granted;
+    waiting.catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    fail(new Error("the client gave up"));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // The silence was the outage's warning; the client giving up is no answer.
+    assertEquals(logs, [
+      "warn: shared capacity: the store has not answered for {ms} ms; waiting forks keep waiting",
+    ]);
+  } finally {
+    await manager.dispose();
+  }
+});

@@ -31,6 +31,11 @@ export interface LeaseManagerOptions {
   /** How often held leases are renewed. Default leaseMs / 3. */
   readonly renewEveryMs?: number;
   /**
+   * A store call left unanswered this long counts as an outage (one warning),
+   * even if the client never fails it. Default: not watched.
+   */
+  readonly slowCallMs?: number;
+  /**
    * Taken off each local deadline, so that a process cancelled at its local
    * deadline has this long to stop before the store's deadline passes and
    * another runtime may take the lease. Default 0 (the runtime sets it).

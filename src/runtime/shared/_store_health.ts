@@ -1,5 +1,6 @@
-// One warning per store outage (S3), and one line when the store answers
-// again: every failing call of an outage would otherwise log its own. Also a
+// One warning per store outage (S3), whether calls fail or go unanswered, and
+// one line when the store answers again: every call of an outage would
+// otherwise log its own. Also a
 // warning for each lease lost while a process used it.
 import type { StoreHealth } from "./_held_leases.ts";
 import type { LeaseLogger } from "./_lease_contracts.ts";
@@ -17,6 +18,16 @@ export class StoreHealthLog implements StoreHealth {
       operation,
       error,
     });
+  }
+
+  /** A call has gone unanswered for `ms` (_watched_store.ts): an outage too. */
+  silent(operation: string, ms: number): void {
+    if (this.#failing) return;
+    this.#failing = true;
+    this.logger?.warn(
+      "shared capacity: the store has not answered for {ms} ms; waiting forks keep waiting",
+      { key: this.key, operation, ms },
+    );
   }
 
   /** Said for every lease: each stands for a process cancelled mid-run, which an operator wants to see. */

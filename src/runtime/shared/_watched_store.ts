@@ -1,10 +1,9 @@
 // Tells the user when the store stops answering. An unreachable Redis often
 // does not fail a call: ioredis keeps it in its offline queue while it
 // reconnects (for over a minute with its default retry strategy), so the
-// lease manager, which warns on errors, would stay silent. This wrapper warns
-// once a call has gone unanswered for `slowMs`, once per outage, and says when
-// the store answers again (S3).
-import type { LeaseLogger } from "./_lease_contracts.ts";
+// lease manager, which warns on errors, would stay silent. This wrapper
+// reports a call left unanswered for `slowMs` to the manager's health log,
+// which warns once per outage, whichever way the outage shows (S3).
 import type {
   AcquireResult,
   Fence,
@@ -16,12 +15,18 @@ import type {
   RenewResult,
 } from "./lease_store.ts";
 
-export class WatchedStore implements LeaseStore {
-  #slow = false;
+/** Where the watch reports: the lease manager's one record of the store's health. */
+export interface SilenceReport {
+  /** A call has gone unanswered for `ms`. */
+  silent(operation: string, ms: number): void;
+  /** A call was answered. */
+  recovered(): void;
+}
 
+export class WatchedStore implements LeaseStore {
   constructor(
     readonly inner: LeaseStore,
-    readonly logger: LeaseLogger,
+    readonly health: SilenceReport,
     readonly slowMs: number,
   ) {}
 
@@ -58,19 +63,10 @@ export class WatchedStore implements LeaseStore {
   }
 
   #watch<T>(operation: string, call: Promise<T>): Promise<T> {
-    const timer = setTimeout(() => {
-      if (this.#slow) return;
-      this.#slow = true;
-      this.logger.warn(
-        "shared capacity: the store has not answered for {ms} ms; waiting forks keep waiting",
-        { key: this.key, operation, ms: this.slowMs },
-      );
-    }, this.slowMs);
-    return call.finally(() => {
-      clearTimeout(timer);
-      if (!this.#slow) return;
-      this.#slow = false;
-      this.logger.info("shared capacity: the store answers again", { key: this.key, operation });
-    });
+    const timer = setTimeout(() => this.health.silent(operation, this.slowMs), this.slowMs);
+    // A rejection is the client giving up, not the store answering: the
+    // manager reports that failure itself.
+    call.then(() => this.health.recovered(), () => {}).finally(() => clearTimeout(timer));
+    return call;
   }
 }

@@ -12,6 +12,7 @@ import { LeaseTimer } from "./_lease_timer.ts";
 import type { LeaseStore, Notice } from "./lease_store.ts";
 import { NoticeChannel } from "./_notice_channel.ts";
 import { StoreHealthLog } from "./_store_health.ts";
+import { WatchedStore } from "./_watched_store.ts";
 import type { LeaseManagerOptions, LeaseWaiter } from "./_lease_contracts.ts";
 
 export type { Lease } from "./_held_leases.ts";
@@ -47,6 +48,10 @@ export class LeaseManager {
   readonly #wake: LeaseTimer;
 
   constructor(store: LeaseStore, options: LeaseManagerOptions) {
+    const health = this.#health = new StoreHealthLog(store.key, options.logger);
+    if (options.slowCallMs !== undefined) {
+      store = new WatchedStore(store, health, options.slowCallMs);
+    }
     this.#store = store;
     this.#maxHeld = options.maxHeld;
     this.holder = options.holder ?? crypto.randomUUID();
@@ -55,7 +60,6 @@ export class LeaseManager {
     this.#pollMinMs = options.pollMinMs ?? 50;
     this.#pollMaxMs = options.pollMaxMs ?? Math.min(1_000, Math.floor(store.leaseMs / 3));
     this.#wake = new LeaseTimer(this.#clock, () => this.#pump());
-    const health = this.#health = new StoreHealthLog(store.key, options.logger);
     this.#notices = new NoticeChannel(
       store,
       this.#clock,

@@ -18,7 +18,6 @@ import { logSafely } from "../_safe_log.ts";
 import { createSlotPool, type SlotPool, SlotWaiter } from "../slot_pool.ts";
 import { fifo, type WaitPolicy } from "../wait_policy.ts";
 import { type Lease, type LeaseLogger, LeaseManager } from "./lease_manager.ts";
-import { WatchedStore } from "./_watched_store.ts";
 import type { SharedCapacity, SharedCapacityBackend } from "./shared_capacity.ts";
 
 type Stage = "local" | "lease" | "rate";
@@ -149,7 +148,10 @@ export class SharedSlotPool implements SlotPool {
     return withdrawn;
   }
 
-  /** A process without a lease gave its slot back (its admission failed). */
+  /**
+   * A slot goes back: a process stopped (its lease goes back separately, with
+   * `releaseLease`), or an admission failed.
+   */
   release(): void {
     this.local.release();
     this.rate?.release();
@@ -274,10 +276,12 @@ export function createSharedSlotPool(
   const store = backend.openStore();
   // Leases live on real time whatever the runtime's clock: the store's
   // deadlines pass in real time too.
-  const manager = new LeaseManager(
-    new WatchedStore(store, leaseLogger, Math.min(1_000, Math.floor(store.leaseMs / 3))),
-    { maxHeld: maxProcesses, logger: leaseLogger, stopMarginMs: stopMarginFor(store.leaseMs) },
-  );
+  const manager = new LeaseManager(store, {
+    maxHeld: maxProcesses,
+    logger: leaseLogger,
+    stopMarginMs: stopMarginFor(store.leaseMs),
+    slowCallMs: Math.min(1_000, Math.floor(store.leaseMs / 3)),
+  });
   return new SharedSlotPool(local, manager, capacity.key, capacity.limit, rateStage);
 }
 
