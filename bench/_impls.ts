@@ -8,6 +8,7 @@ import PQueue from "p-queue";
 import { pooledMap } from "@std/async/pool";
 import { backoff, Runtime } from "../mod.ts";
 import { task } from "./_shared.ts";
+import { AsyncLocalStorage } from "node:async_hooks";
 
 /**
  * The least a pool with procpool's fork-then-await shape can do: a FIFO
@@ -59,12 +60,71 @@ class MinimalForkPool {
  * and the counters `stats()` reports. The worker loop plus these is the floor
  * for the forkAll row.
  */
+/**
+ * The minimal pool plus what API.md and the mission make every procpool
+ * fork pay, and nothing else: a process record, a LangL object and a handle
+ * per fork; the script marked as LangL code by an `AsyncLocalStorage.run`
+ * (the nested-fork guard: a script's continuations must be recognisable);
+ * and a queued fork's grant delivered through a reaction registered when it
+ * was queued, so that the script runs in its forker's async context. The
+ * floor for the fork+await row with the guard on.
+ */
+class GuardedForkPool {
+  static readonly #inScript = new AsyncLocalStorage<MinimalProcess>();
+  #active = 0;
+  #nextId = 0;
+  readonly #queue: ((() => void) | undefined)[] = [];
+  #head = 0;
+
+  constructor(readonly max: number) {}
+
+  fork<T>(fn: (lang: MinimalLang) => Promise<T>): Promise<GuardedHandle<T>> {
+    if (GuardedForkPool.#inScript.getStore() !== undefined) throw new Error("nested fork");
+    if (this.#active < this.max) {
+      this.#active++;
+      return Promise.resolve(this.#start(fn));
+    }
+    return new Promise<void>((resolve) => this.#queue.push(resolve)).then(() => this.#start(fn));
+  }
+
+  awaitResult<T>(handle: GuardedHandle<T>): Promise<T> {
+    if (GuardedForkPool.#inScript.getStore() !== undefined) throw new Error("nested await");
+    return handle.record.result as Promise<T>;
+  }
+
+  #start<T>(fn: (lang: MinimalLang) => Promise<T>): GuardedHandle<T> {
+    const record = new MinimalProcess(++this.#nextId, undefined);
+    const lang = new MinimalLang(record.id, record);
+    const result = GuardedForkPool.#inScript.run(record, fn, lang);
+    record.result = result;
+    const release = () => this.#release();
+    result.then(release, release);
+    return new GuardedHandle<T>(record);
+  }
+
+  #release(): void {
+    if (this.#head === this.#queue.length) {
+      this.#active--;
+      return;
+    }
+    const next = this.#queue[this.#head]!;
+    this.#queue[this.#head++] = undefined;
+    next();
+  }
+}
+
+class GuardedHandle<T> {
+  constructor(readonly record: MinimalProcess) {}
+  declare readonly _result: T;
+}
+
 class MinimalProcess {
   status = 0;
   value: unknown = undefined;
   error: unknown = undefined;
   cancelReason: unknown = undefined;
   cancelHook: unknown = undefined;
+  result: Promise<unknown> | undefined = undefined;
   constructor(readonly id: number, readonly name: string | undefined) {}
 }
 
@@ -149,6 +209,13 @@ export const impls: Record<string, Impl> = {
 
   "ref: minimal fork+await": async (items, concurrency) => {
     const pool = new MinimalForkPool(concurrency);
+    return await Promise.all(
+      items.map(async (i) => pool.awaitResult(await pool.fork(() => task(i)))),
+    );
+  },
+
+  "ref: fork+await with guard and context": async (items, concurrency) => {
+    const pool = new GuardedForkPool(concurrency);
     return await Promise.all(
       items.map(async (i) => pool.awaitResult(await pool.fork(() => task(i)))),
     );

@@ -22,6 +22,8 @@ const log = (message: string) => console.error(`… ${message}`);
 
 export const FORK_AWAIT = "procpool fork+await (fifo)";
 export const FORK_ALL = "procpool forkAll";
+/** The fork+await floor with what the mission makes every fork pay (bench/_impls.ts). */
+export const GUARDED_FLOOR = "ref: fork+await with guard and context";
 const BACKOFF = "procpool fork+await (backoff)";
 const P_LIMIT = "p-limit";
 const WORKER_LOOP = "ref: worker loop";

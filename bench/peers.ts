@@ -7,7 +7,15 @@
 //     [--memory-n=1000000] [--waiters=1000] [--processes=10000] [--delays=100]
 //     [--abort-n=100000] [--cpu-tasks=200] [--tiny=2000]
 //   --only=cpu runs the worker-process section alone.
-import { FORK_ALL, FORK_AWAIT, latency, memory, throughput, virtual } from "./_sections.ts";
+import {
+  FORK_ALL,
+  FORK_AWAIT,
+  GUARDED_FLOOR,
+  latency,
+  memory,
+  throughput,
+  virtual,
+} from "./_sections.ts";
 import { abortAll } from "./_abort_section.ts";
 import { cpu } from "./_cpu_section.ts";
 import { fmt, intArg, ratio } from "./_shared.ts";
@@ -62,12 +70,15 @@ if (only.includes("throughput")) {
   console.log(`## Throughput: ${fmt(n)} tiny tasks, concurrency ${CONCURRENCY}\n\n${t.markdown}\n`);
   const forkAwait = t.rate[FORK_AWAIT] / t.rate["p-limit"];
   const floor = t.rate["ref: minimal fork+await"];
+  const guarded = t.rate[GUARDED_FLOOR];
   target(
     "fork+await (fifo) ≥ 1.0× p-limit throughput",
     forkAwait >= 1.0,
     `${ratio(forkAwait)}; the shape's floor (ref: minimal fork+await) is ${
       ratio(floor / t.rate["p-limit"])
-    } p-limit, procpool reaches ${ratio(t.rate[FORK_AWAIT] / floor)} of it`,
+    } p-limit, and with the nested-fork guard and the forker's context (${GUARDED_FLOOR}) ${
+      ratio(guarded / t.rate["p-limit"])
+    }; procpool reaches ${ratio(t.rate[FORK_AWAIT] / guarded)} of the latter`,
   );
   const loop = t.rate["ref: worker loop"];
   const forkAll = t.rate[FORK_ALL] / loop;
@@ -85,7 +96,9 @@ if (only.includes("throughput")) {
   target(
     "allocation per fork+await task ≤ p-limit's",
     allocated <= pLimitAllocated,
-    `${fmt(allocated)} B against ${fmt(pLimitAllocated)} B`,
+    `${fmt(allocated)} B against ${fmt(pLimitAllocated)} B (${GUARDED_FLOOR}: ${
+      fmt(t.bytes[GUARDED_FLOOR])
+    } B)`,
   );
 } else {
   target("fork+await (fifo) ≥ 1.0× p-limit throughput", undefined, "not run");

@@ -29,51 +29,81 @@ export function awaitedRecord(handle: unknown, core: RuntimeCore): ProcessRecord
   return record;
 }
 
+/**
+ * An await with no options: only the process's stop or the scope's
+ * cancellation ends it. The common case, so it carries nothing for the rest.
+ */
 export class ResultWait extends QueueNode implements StopWaiter, Settler<unknown> {
-  #timer: AbortController | undefined = undefined;
-  #onAbort: (() => void) | undefined = undefined;
   resolve!: (value: unknown) => void;
   reject!: (reason: unknown) => void;
-  readonly promise: Promise<unknown> = promiseFor(this);
 
-  constructor(
-    readonly scope: Scope,
-    readonly record: ProcessRecord,
-    readonly options: AwaitOptions,
-  ) {
+  /** Waits for `record` to stop; the promise settles with its outcome. */
+  static start(scope: Scope, record: ProcessRecord, options: AwaitOptions): Promise<unknown> {
+    const bounded = options.signal !== undefined || options.timeoutMs !== undefined;
+    const wait = bounded
+      ? new BoundedResultWait(scope, record, options)
+      : new ResultWait(scope, record);
+    const promise = promiseFor(wait);
+    wait.join();
+    return promise;
+  }
+
+  protected constructor(readonly scope: Scope, readonly record: ProcessRecord) {
     super();
-    const { signal, timeoutMs } = options;
+  }
+
+  protected join(): void {
+    this.scope.resultWaits.push(this);
+    this.record.addStopWaiter(this);
+  }
+
+  processStopped(record: ProcessRecord): void {
+    if (this.leave()) record.deliver(this.resolve, this.reject);
+  }
+
+  giveUp(reason: unknown): void {
+    if (!this.leave()) return;
+    this.record.removeStopWaiter(this);
+    this.reject(reason);
+  }
+
+  /** Stops every listener; false if the wait had already ended. */
+  protected leave(): boolean {
+    return this.scope.resultWaits.remove(this);
+  }
+}
+
+/** An await bounded by its own `timeoutMs` or `signal`. */
+class BoundedResultWait extends ResultWait {
+  #timer: AbortController | undefined = undefined;
+  #onAbort: (() => void) | undefined = undefined;
+
+  constructor(scope: Scope, record: ProcessRecord, readonly options: AwaitOptions) {
+    super(scope, record);
+  }
+
+  protected override join(): void {
+    const { signal, timeoutMs } = this.options;
+    const record = this.record;
     // The clock first: a sleep that throws leaves nothing registered (a wait
     // left behind would later take, and lose, the process's failure).
     if (timeoutMs !== undefined) {
       const timer = new AbortController();
-      sleepOn(scope.core.clock, timeoutMs, timer.signal, "awaitResult timeoutMs").then(
+      sleepOn(this.scope.core.clock, timeoutMs, timer.signal, "awaitResult timeoutMs").then(
         () => this.giveUp(new AwaitTimeoutError(record.id, timeoutMs)),
         noop,
       );
       this.#timer = timer;
     }
-    scope.resultWaits.push(this);
-    record.addStopWaiter(this);
+    super.join();
     if (signal !== undefined) {
       this.#onAbort = () => this.giveUp(signal.reason);
       signal.addEventListener("abort", this.#onAbort, { once: true });
     }
   }
 
-  processStopped(record: ProcessRecord): void {
-    if (this.#leave()) record.deliver(this.resolve, this.reject);
-  }
-
-  giveUp(reason: unknown): void {
-    if (!this.#leave()) return;
-    this.record.removeStopWaiter(this);
-    this.reject(reason);
-  }
-
-  /** Stops every listener; false if the wait had already ended. */
-  #leave(): boolean {
-    if (!this.scope.resultWaits.remove(this)) return false;
+  protected override leave(): boolean {
+    if (!super.leave()) return false;
     this.#timer?.abort();
     if (this.#onAbort !== undefined) {
       this.options.signal!.removeEventListener("abort", this.#onAbort);

@@ -30,8 +30,8 @@ const RESOLVED = Promise.resolve();
 export class ProcessRecord extends QueueNode implements AbortMember, Mark {
   /** As a script mark (its script runs marked by its record): never procpool's own code. */
   readonly internal = false;
-  /** The script's LangL object, which also holds the process's cancellation state. */
-  readonly lang: LangInterpreter;
+  // Dropped when the process stops (see #retire).
+  #lang: LangInterpreter | undefined;
   status: ProcessStatus = "running";
   value: unknown = undefined;
   /** Why it did not succeed: a ProcessFailedError or ProcessCancelledError. */
@@ -64,7 +64,12 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
     readonly name: string | undefined,
   ) {
     super();
-    this.lang = new LangInterpreter(owner.core, id, name);
+    this.#lang = new LangInterpreter(owner.core, id, name);
+  }
+
+  /** The script's LangL object, which also holds the process's cancellation state; while it runs. */
+  get lang(): LangInterpreter {
+    return this.#lang!;
   }
 
   get core(): RuntimeCore {
@@ -128,10 +133,16 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
       result = Promise.reject(error);
     }
     // Registered outside the script's mark, so the bookkeeping is not LangL code.
-    Promise.resolve(result).then(
-      (value) => this.#stop(true, value),
-      (error) => this.#stop(false, error),
-    );
+    // Bound methods: smaller than two closures over `this`.
+    Promise.resolve(result).then(this.#returned.bind(this), this.#threw.bind(this));
+  }
+
+  #returned(value: unknown): void {
+    this.#stop(true, value);
+  }
+
+  #threw(error: unknown): void {
+    this.#stop(false, error);
   }
 
   /**
@@ -310,5 +321,18 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
         error: this.error,
       });
     }
+    this.#retire();
+  }
+
+  /**
+   * Lets go of what only a running process needs. A stopped record usually
+   * stays reachable for a while from objects that outlived it (the promise
+   * its queued fork resolved, a handle the caller keeps): when those are in
+   * V8's old generation, everything the record still points at survives
+   * every minor GC until the next full one. Its LangL object is most of that.
+   */
+  #retire(): void {
+    this.#lang = undefined;
+    this.pendingScript = undefined;
   }
 }

@@ -161,7 +161,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
         record.markObserved();
         return Promise.reject(record.error);
       }
-      return new ResultWait(this, record, checked).promise as Promise<T>;
+      return ResultWait.start(this, record, checked) as Promise<T>;
     } catch (error) {
       return Promise.reject(error);
     }
