@@ -166,3 +166,32 @@ Deno.test("forkAll: each item runs in its forker's context, whatever another ite
     );
   });
 });
+
+Deno.test("forkAll over an array that changes while it is fed: one result per item read", async (t) => {
+  await t.step("it shrinks: the results stop where reading stopped", async () => {
+    await using runtime = createTestRuntime({ maxProcesses: 1, seed: 1 });
+    const items = [1, 2, 3, 4, 5, 6];
+    const results = await runtime.runApp((app) =>
+      app.forkAll(items, (n) => {
+        // The array is read by index as its iterator reads it: after item 2, length 3 ends it.
+        if (n === 2) items.length = 3;
+        return n * 10;
+      })
+    );
+    // Length first: assertEquals does not tell trailing holes from a shorter array.
+    assertEquals(results.length, 3);
+    assertEquals(results, [10, 20, 30]);
+    assertEquals(runtime.stats().started, 3);
+  });
+  await t.step("it grows: the new items are read too", async () => {
+    await using runtime = createTestRuntime({ maxProcesses: 1, seed: 1 });
+    const items = [1, 2];
+    const results = await runtime.runApp((app) =>
+      app.forkAll(items, (n) => {
+        if (n === 1) items.push(3, 4);
+        return n * 10;
+      })
+    );
+    assertEquals(results, [10, 20, 30, 40]);
+  });
+});

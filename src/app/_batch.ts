@@ -29,6 +29,12 @@ function resumeGranted<I>(batch: Batch<I>): void {
   batch.resume();
 }
 
+// A lane item's own promise job: the batch itself is the value it gets, so
+// no closure is allocated per item; the starts are taken in the order queued.
+function startNext<I>(batch: Batch<I>): void {
+  batch.startQueued();
+}
+
 function wakeUp<I>(batch: Batch<I>): void {
   const lane = batch.lane;
   if (lane === undefined) batch.pump();
@@ -61,6 +67,12 @@ export abstract class Batch<I> extends SlotWaiter implements StopWaiter {
   readonly #wake: Settler<Batch<I>> = { resolve: noop, reject: noop };
   #finished = false;
   #onAbort: (() => void) | undefined = undefined;
+  /** A lane's items whose script waits for its own job: record, item, record, item… */
+  readonly #starts: unknown[] = [];
+  #startsHead = 0;
+  #startsTail = 0;
+  /** Resolved with the batch: each item's job is a reaction to it. */
+  #self: Promise<this> | undefined = undefined;
 
   constructor(
     readonly host: ForkHost,
@@ -244,8 +256,33 @@ export abstract class Batch<I> extends SlotWaiter implements StopWaiter {
       this.sourceFailed(error);
       return false;
     }
-    record.invoke(this.process, item, true);
+    if (this.lane === undefined) record.invoke(this.process, item, true);
+    else this.#queueStart(record, item);
     return true;
+  }
+
+  /**
+   * A lane item's script runs in a promise job of its own, registered here
+   * in the lane's clean context: whatever the script does to the async
+   * context (`enterWith`) ends with that job.
+   */
+  #queueStart(record: ProcessRecord, item: I): void {
+    const tail = this.#startsTail;
+    this.#starts[tail] = record;
+    this.#starts[tail + 1] = item;
+    this.#startsTail = tail + 2;
+    (this.#self ??= Promise.resolve(this)).then(startNext);
+  }
+
+  startQueued(): void {
+    const starts = this.#starts;
+    const head = this.#startsHead;
+    const record = starts[head] as ProcessRecord;
+    const item = starts[head + 1];
+    starts[head] = starts[head + 1] = undefined;
+    if (head + 2 === this.#startsTail) this.#startsHead = this.#startsTail = 0;
+    else this.#startsHead = head + 2;
+    record.invokeInLaneNow(this.process, item);
   }
 
   #exhaust(): void {
@@ -304,8 +341,16 @@ export abstract class Batch<I> extends SlotWaiter implements StopWaiter {
     const record = this.#granted!;
     const item = this.#waitingItem as I;
     this.#granted = this.#waitingItem = undefined;
-    record.invoke(this.process, item, true);
+    if (this.lane === undefined) {
+      record.invoke(this.process, item, true);
+      this.pump();
+      return;
+    }
+    // In a lane this reaction, registered in the lane's clean context, is the
+    // item's own job: feed first (the next wait is registered here, before any
+    // script could change the context), then run the script, last in the job.
     this.pump();
+    record.invokeInLaneNow(this.process, item);
   }
 
   #admit(index: number): ProcessRecord {

@@ -9,9 +9,10 @@
 // lane's context flips it to "internal" for the synchronous stretch it runs,
 // and everything else there, which is script code and its continuations,
 // sees "script". Each script starts in a promise job of its own, registered
-// in the lane's context: the end of a job restores the context, so what one
-// script does to it stays with that script (a reaction costs far less than
-// an `AsyncLocalStorage.run` on Deno 2.9.6).
+// in the lane's context, and runs last in it (procpool's bookkeeping may run
+// before it in that job, never after it): the end of a job restores the
+// context, so what one script does to it stays with that script (a reaction
+// costs far less than an `AsyncLocalStorage.run` on Deno 2.9.6).
 import { AsyncLocalStorage } from "node:async_hooks";
 import { NestedForkError } from "../errors.ts";
 
@@ -122,13 +123,13 @@ export class ScriptLane {
     }
   }
 
-  /** Runs `fn(arg)` as procpool code from a reaction registered in the lane. */
-  internal<A>(fn: (arg: A) => void, arg: A): void {
+  /** Runs `fn(a, b)` as procpool code from a reaction registered in the lane. */
+  internal<A, B = undefined>(fn: (a: A, b: B) => void, a: A, b?: B): void {
     const mark = this.#mark;
     const before = mark.internal;
     mark.internal = true;
     try {
-      fn(arg);
+      fn(a, b as B);
     } finally {
       mark.internal = before;
     }

@@ -12,7 +12,7 @@ export class ForkAllRun<I, T> extends Batch<I> {
   readonly promise: Promise<T[]>;
   #resolve!: (results: T[]) => void;
   #reject!: (reason: unknown) => void;
-  readonly #results: T[] = [];
+  #results: T[] = [];
   #failure: { error: unknown } | undefined = undefined;
 
   constructor(
@@ -22,6 +22,8 @@ export class ForkAllRun<I, T> extends Batch<I> {
     options: CheckedForkOptions,
   ) {
     super(host, "forkAll", process, options);
+    // Sized up front for an array, as growing it by index was a visible cost.
+    if (Array.isArray(items)) this.#results = new Array(items.length);
     this.promise = new Promise<T[]>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
@@ -61,6 +63,11 @@ export class ForkAllRun<I, T> extends Batch<I> {
 
   protected finished(): void {
     if (this.#failure !== undefined) this.#reject(this.#failure.error);
-    else this.#resolve(this.#results);
+    else {
+      // An array that shrank while it was fed has fewer items than its first length.
+      const results = this.#results;
+      if (results.length !== this.pulled) results.length = this.pulled;
+      this.#resolve(results);
+    }
   }
 }

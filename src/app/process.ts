@@ -167,6 +167,15 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
     );
   }
 
+  /**
+   * Runs a lane item's script now: the caller is a promise job of the item's
+   * own, registered in the lane's context (a batch's resume), and runs
+   * nothing after it.
+   */
+  invokeInLaneNow(fn: ScriptFunction, item: unknown): void {
+    this.#invokeInLane(this.lane!, fn, item);
+  }
+
   invokePending(): void {
     const script = this.pendingScript!;
     this.pendingScript = undefined;
@@ -272,8 +281,12 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
    * the user code schedules inherits it.
    */
   #stopInLane(lane: ScriptLane, returned: boolean, outcome: unknown): void {
-    if (returned && !this.#debug) lane.internal(() => this.#stop(true, outcome), undefined);
+    if (returned && !this.#debug) lane.internal(ProcessRecord.#stopReturned, this, outcome);
     else outsideScripts(() => this.#stop(returned, outcome));
+  }
+
+  static #stopReturned(record: ProcessRecord, value: unknown): void {
+    record.#stop(true, value);
   }
 
   #stop(returned: boolean, outcome: unknown): void {
