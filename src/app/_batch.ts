@@ -1,15 +1,17 @@
 // The item feeder shared by forkAll, forkAllSettled and forkStream: it pulls
 // items one at a time and forks each through the pool, so at most one fork
-// of the batch waits for a slot, however many items there are. What a batch
-// does with each stopped item, and when it is done, is its subclass's.
+// of the batch waits for a slot (_batch_wait.ts), however many items there
+// are. What a batch does with each stopped item, and when it is done, is its
+// subclass's.
 import type { LangL } from "../lang/lang.ts";
-import { SlotWaiter } from "../runtime/slot_pool.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import type { ForkHost } from "./_fork_host.ts";
 import type { ProcessRecord, StopWaiter } from "./process.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
 import { ScriptLane } from "./_guard.ts";
 import { BatchSource, END } from "./_batch_source.ts";
+import { BatchWait, type WaitingBatch } from "./_batch_wait.ts";
+import { LaneStarts } from "./_lane_starts.ts";
 
 const noop = () => {};
 
@@ -17,31 +19,15 @@ function pump<I>(batch: Batch<I>): void {
   batch.pump();
 }
 
-// Reactions registered by the feeder itself, so in the context the batch was
-// called in (the lane's, for an array), whoever settles them.
-function resumeAfterGrant<I>(batch: Batch<I>): void {
-  const lane = batch.lane;
-  if (lane === undefined) batch.resume();
-  else lane.internal(resumeGranted, batch);
-}
-
-function resumeGranted<I>(batch: Batch<I>): void {
-  batch.resume();
-}
-
-// A lane item's own promise job: the batch itself is the value it gets, so
-// no closure is allocated per item; the starts are taken in the order queued.
-function startNext<I>(batch: Batch<I>): void {
-  batch.startQueued();
-}
-
+// Registered by the feeder itself, so in the context the batch was called in
+// (the lane's, for an array), whoever settles it.
 function wakeUp<I>(batch: Batch<I>): void {
   const lane = batch.lane;
   if (lane === undefined) batch.pump();
   else lane.internal(pump, batch);
 }
 
-export abstract class Batch<I> extends SlotWaiter implements StopWaiter {
+export abstract class Batch<I> implements StopWaiter, WaitingBatch {
   /** Items admitted and not yet stopped: a count, as a Set's upkeep was a sixth of a run. */
   live = 0;
   /** Items pulled from the source so far; the next item's index. */
@@ -56,34 +42,21 @@ export abstract class Batch<I> extends SlotWaiter implements StopWaiter {
   #exhausted = false;
   #stopped = false;
   #pumping = false;
-  /** Whether this batch sits in the pool's wait (at most once at a time). */
-  #waiting = false;
-  #waitingItem: I | undefined = undefined;
-  #waitingIndex = 0;
-  #granted: ProcessRecord | undefined = undefined;
-  readonly #grant: Settler<Batch<I>> = { resolve: noop, reject: noop };
+  readonly #wait: BatchWait = new BatchWait(this);
   /** Whether the feeder stopped because canPull() said so; `#wake` resumes it. */
   #paused = false;
   readonly #wake: Settler<Batch<I>> = { resolve: noop, reject: noop };
   #finished = false;
   #onAbort: (() => void) | undefined = undefined;
-  /** A lane's items whose script waits for its own job: record, item, record, item… */
-  readonly #starts: unknown[] = [];
-  #startsHead = 0;
-  #startsTail = 0;
-  /** Resolved with the batch: each item's job is a reaction to it. */
-  #self: Promise<this> | undefined = undefined;
+  /** A lane's items whose scripts wait for their own job. */
+  #starts: LaneStarts | undefined = undefined;
 
   constructor(
     readonly host: ForkHost,
     readonly operation: string,
     readonly process: (item: I, lang: LangL) => unknown,
     readonly options: CheckedForkOptions,
-  ) {
-    // Its own owner: the scope's mass withdrawal leaves it alone; it withdraws
-    // itself when told the scope was cancelled.
-    super(undefined);
-  }
+  ) {}
 
   get priority(): number {
     return this.options.priority;
@@ -103,6 +76,7 @@ export abstract class Batch<I> extends SlotWaiter implements StopWaiter {
     if (source.array !== undefined) {
       ScriptLane.open((lane) => {
         this.lane = lane;
+        this.#starts = new LaneStarts(this.process);
         this.pump();
       });
       return;
@@ -155,10 +129,7 @@ export abstract class Batch<I> extends SlotWaiter implements StopWaiter {
   protected stopFeeding(cancelReason: unknown): void {
     if (this.#stopped) return;
     this.#stopped = true;
-    if (this.#waiting && this.host.core.slots.withdraw(this)) {
-      this.#waiting = false;
-      this.#waitingItem = undefined;
-    }
+    this.#wait.withdraw();
     for (const record of [...this.host.runningProcesses()]) {
       if (record.batch === this) record.cancel(cancelReason);
     }
@@ -175,7 +146,7 @@ export abstract class Batch<I> extends SlotWaiter implements StopWaiter {
   }
 
   protected checkFinished(): void {
-    if (this.#finished || this.live > 0 || this.#waiting) return;
+    if (this.#finished || this.live > 0 || this.#wait.waiting) return;
     if (!this.#stopped && !this.#exhausted) return;
     this.#finished = true;
     if (this.#onAbort !== undefined) {
@@ -244,45 +215,23 @@ export abstract class Batch<I> extends SlotWaiter implements StopWaiter {
   #start(item: I): boolean {
     const index = this.pulled++;
     if (!this.host.core.slots.tryAcquire()) {
-      this.#wait(item, index);
+      this.#wait.wait(item, index);
       return false;
     }
     let record: ProcessRecord;
     try {
-      record = this.#admit(index);
+      record = this.admit(index);
     } catch (error) {
       // Its setup threw (a user clock or logger): the slot goes back, the call fails.
       this.host.core.slots.release();
       this.sourceFailed(error);
       return false;
     }
-    if (this.lane === undefined) record.invoke(this.process, item, true);
-    else this.#queueStart(record, item);
-    return true;
-  }
-
-  /**
-   * A lane item's script runs in a promise job of its own, registered here
-   * in the lane's clean context: whatever the script does to the async
-   * context (`enterWith`) ends with that job.
-   */
-  #queueStart(record: ProcessRecord, item: I): void {
-    const tail = this.#startsTail;
-    this.#starts[tail] = record;
-    this.#starts[tail + 1] = item;
-    this.#startsTail = tail + 2;
-    (this.#self ??= Promise.resolve(this)).then(startNext);
-  }
-
-  startQueued(): void {
     const starts = this.#starts;
-    const head = this.#startsHead;
-    const record = starts[head] as ProcessRecord;
-    const item = starts[head + 1];
-    starts[head] = starts[head + 1] = undefined;
-    if (head + 2 === this.#startsTail) this.#startsHead = this.#startsTail = 0;
-    else this.#startsHead = head + 2;
-    record.invokeInLaneNow(this.process, item);
+    // In a lane, the script waits for a job of its own (_lane_starts.ts).
+    if (starts === undefined) record.invoke(this.process, item, true);
+    else starts.push(record, item);
+    return true;
   }
 
   #exhaust(): void {
@@ -297,50 +246,11 @@ export abstract class Batch<I> extends SlotWaiter implements StopWaiter {
     promiseFor(this.#wake).then(wakeUp);
   }
 
-  #wait(item: I, index: number): void {
-    this.#waitingItem = item;
-    this.#waitingIndex = index;
-    this.#waiting = true;
-    // Registered here, in the batch's own async context (the feeder runs only
-    // where no script has run before it in the same job), so that the granted
-    // item runs there too (see _queued_fork.ts), whoever releases the slot.
-    promiseFor(this.#grant).then(resumeAfterGrant);
-    try {
-      this.host.core.slots.enqueue(this);
-    } catch (error) {
-      // The pool could not queue it (a sleep on a broken clock).
-      this.waitFailed(error);
-    }
+  waitFailed(error: unknown): void {
+    this.sourceFailed(error);
   }
 
-  slotGranted(): void {
-    // The slot is taken now; the item's script runs one reaction later.
-    this.#waiting = false;
-    try {
-      this.#granted = this.#admit(this.#waitingIndex);
-    } catch (error) {
-      // Its setup threw (a user clock or logger): the slot goes back one
-      // microtask later (a release here would recurse through the line).
-      const slots = this.host.core.slots;
-      queueMicrotask(() => slots.release());
-      this.#waitingItem = undefined;
-      this.sourceFailed(error);
-      return;
-    }
-    this.#grant.resolve(this);
-  }
-
-  waitFailed(reason: unknown): void {
-    this.#waiting = false;
-    this.#waitingItem = undefined;
-    this.sourceFailed(reason);
-  }
-
-  /** Runs the granted item, then goes on feeding. */
-  resume(): void {
-    const record = this.#granted!;
-    const item = this.#waitingItem as I;
-    this.#granted = this.#waitingItem = undefined;
+  runGranted(record: ProcessRecord, item: unknown): void {
     if (this.lane === undefined) {
       record.invoke(this.process, item, true);
       this.pump();
@@ -353,7 +263,7 @@ export abstract class Batch<I> extends SlotWaiter implements StopWaiter {
     record.invokeInLaneNow(this.process, item);
   }
 
-  #admit(index: number): ProcessRecord {
+  admit(index: number): ProcessRecord {
     const name = this.options.name === undefined ? undefined : `${this.options.name}[${index}]`;
     const record = this.host.admitProcess(this.options, name);
     record.tag = index;
