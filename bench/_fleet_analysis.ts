@@ -60,10 +60,16 @@ export function completedPerSecond(holds: readonly Hold[], window: Window): numb
   return done / ((window.to - window.from) / 1e6);
 }
 
+/** Lengths of the holds that ended inside `window`, µs. */
+export function holdLengths(holds: readonly Hold[], window: Window): number[] {
+  return holds.filter(({ end }) => end >= window.from && end < window.to)
+    .map(({ start, end }) => end - start);
+}
+
 /** Mean length of the holds that ended inside `window`, µs. */
 export function meanHold(holds: readonly Hold[], window: Window): number {
-  const inside = holds.filter(({ end }) => end >= window.from && end < window.to);
-  return inside.reduce((sum, { start, end }) => sum + end - start, 0) / inside.length;
+  const lengths = holdLengths(holds, window);
+  return lengths.reduce((sum, length) => sum + length, 0) / lengths.length;
 }
 
 /** Each process's part of the time held inside `window`, by process index. */

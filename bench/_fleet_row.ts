@@ -7,6 +7,7 @@ import type { Hold, Window } from "./_fleet_analysis.ts";
 import type { Library } from "./_fleet_limiters.ts";
 import { type CommandCounts, commandCounts, cpuSeconds, resetStats } from "./_fleet_redis.ts";
 import type { Plan, WorkerReport } from "./_fleet_worker.ts";
+import type { ShortHold } from "./_short_hold.ts";
 
 const WORKER = new URL("./_fleet_worker.ts", import.meta.url).pathname;
 /** Between the go and the first job: every process has read its go by then. */
@@ -24,7 +25,8 @@ export interface RowSpec {
   limit: number;
   /** Each process's own bound (procpool's maxProcesses). */
   local: number;
-  load?: { lanes: number; holdMinMs: number; holdMaxMs: number };
+  /** `short`: how holds under 2 ms are made (_short_hold.ts). */
+  load?: { lanes: number; holdMinMs: number; holdMaxMs: number; short: ShortHold };
   idle?: { holders: number; waiters: number };
   /** Load rows: how long jobs keep starting. The idle row: how long the quiet window lasts. */
   ms: number;
@@ -41,6 +43,8 @@ export interface RowRun {
   commands: CommandCounts;
   /** Redis CPU seconds over the same span as `commands`. */
   cpu: number;
+  /** The limiter processes' CPU time over their run, as a share of one core, averaged over them. */
+  clientCpu: number;
   /** Load rows: the measured part of the run. The idle row: the quiet window. µs. */
   window: Window;
 }
@@ -105,6 +109,8 @@ export async function runRow(
       errorCount: reports.reduce((sum, report) => sum + report.errorCount, 0),
       commands,
       cpu,
+      clientCpu: reports.reduce((sum, report) => sum + report.cpuMs / report.wallMs, 0) /
+        reports.length,
       window,
     };
   } finally {

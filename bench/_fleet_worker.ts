@@ -4,7 +4,9 @@
 // part of the row and prints one JSON line, a WorkerReport.
 //
 //   deno run --allow-net=127.0.0.1 --allow-env --allow-read bench/_fleet_worker.ts '<json Plan>'
+import process from "node:process";
 import { readGo, wallMs } from "../tests/_fleet_harness.ts";
+import { closeHolds, holdFor, SHORT_BELOW_MS, type ShortHold } from "./_short_hold.ts";
 import {
   type FleetLimiter,
   type Library,
@@ -15,7 +17,7 @@ import {
 export interface Plan extends LimiterOptions {
   library: Library;
   /** Load rows: `lanes` loops, each running one job after another for `ms`, each holding a random time. */
-  load?: { lanes: number; holdMinMs: number; holdMaxMs: number; ms: number };
+  load?: { lanes: number; holdMinMs: number; holdMaxMs: number; ms: number; short: ShortHold };
   /**
    * The idle row: `holders` jobs start at once and hold until `releaseAfterMs`;
    * `waiters` more are queued behind them at `queueAfterMs` (both after the go's start).
@@ -31,6 +33,9 @@ export interface WorkerReport {
   /** Jobs that could not run (their messages, the first few). */
   errors: string[];
   errorCount: number;
+  /** CPU time (user + system, every thread) and wall time of the run after the go, ms. */
+  cpuMs: number;
+  wallMs: number;
 }
 
 const wallUs = () => Math.round(wallMs() * 1000);
@@ -40,16 +45,30 @@ const sleepUntil = (atMs: number) => sleep(atMs - wallMs());
 async function main(): Promise<void> {
   const plan: Plan = JSON.parse(Deno.args[0]);
   const limiter = await openLimiter(plan.library, plan);
+  // Starts the timer thread before the go, when this row's holds use it.
+  if (plan.load && plan.load.holdMinMs < SHORT_BELOW_MS) await holdFor(0, plan.load.short);
   console.log("ready");
   const startAt = await readGo();
-  const report: WorkerReport = { holds: [], waited: [], errors: [], errorCount: 0 };
+  const report: WorkerReport = {
+    holds: [],
+    waited: [],
+    errors: [],
+    errorCount: 0,
+    cpuMs: 0,
+    wallMs: 0,
+  };
   const failed = (error: unknown) => {
     if (report.errorCount++ < 5) report.errors.push(String(error));
   };
   await sleepUntil(startAt);
+  const cpuBefore = process.cpuUsage();
   if (plan.load) await load(limiter, plan.load, startAt, report, failed);
   if (plan.idle) await idle(limiter, plan.idle, startAt, report, failed);
+  const cpu = process.cpuUsage(cpuBefore);
+  report.cpuMs = (cpu.user + cpu.system) / 1000;
+  report.wallMs = wallMs() - startAt;
   await limiter.close();
+  closeHolds();
   console.log(JSON.stringify(report));
   // A library's leftover timers or sockets must not keep the row waiting.
   Deno.exit(0);
@@ -57,14 +76,14 @@ async function main(): Promise<void> {
 
 function load(
   limiter: FleetLimiter,
-  { lanes, holdMinMs, holdMaxMs, ms }: NonNullable<Plan["load"]>,
+  { lanes, holdMinMs, holdMaxMs, ms, short }: NonNullable<Plan["load"]>,
   startAt: number,
   report: WorkerReport,
   failed: (error: unknown) => void,
 ): Promise<void> {
   const job = async () => {
     const start = wallUs();
-    await sleep(holdMinMs + Math.random() * (holdMaxMs - holdMinMs));
+    await holdFor(holdMinMs + Math.random() * (holdMaxMs - holdMinMs), short);
     report.holds.push([start, wallUs()]);
   };
   return limiter.session(async (run) => {

@@ -6,8 +6,10 @@
 //
 //   deno task bench:fleet [--libs=procpool,redis-semaphore,bottleneck] [--processes=4]
 //     [--seconds=5] [--idle-seconds=10] [--only=hold,handoff,short,idle]
+//     [--short-hold=thread|poll|timeout]
 //   --libs may also name lease-manager: procpool's lease manager without a Runtime (debugging).
 //   Without --libs, the hand-off row also runs ref-notify and ref-grant (bench/_fleet_refs.ts).
+//   --short-hold: how the short row's holds of 0–1 ms are made (bench/_short_hold.ts); thread by default.
 import { Redis } from "ioredis";
 import { startRedisServer } from "../tests/_redis_server.ts";
 import {
@@ -24,6 +26,7 @@ import { type RowSpec, runRow } from "./_fleet_row.ts";
 import { machine, stdoutOf } from "./_machine.ts";
 import { PEERS, targets } from "./_fleet_targets.ts";
 import { intArg } from "./_shared.ts";
+import { SHORT_HOLDS, type ShortHold } from "./_short_hold.ts";
 
 function option(name: string): string | undefined {
   const prefix = `--${name}=`;
@@ -31,7 +34,7 @@ function option(name: string): string | undefined {
 }
 
 const unknown = Deno.args.filter((arg) =>
-  !/^--(libs|processes|seconds|idle-seconds|only)=/.test(arg)
+  !/^--(libs|processes|seconds|idle-seconds|only|short-hold)=/.test(arg)
 );
 if (unknown.length > 0) {
   console.error(`unknown arguments: ${unknown.join(" ")} (see the header of bench/fleet.ts)`);
@@ -52,7 +55,17 @@ for (const row of only) {
     Deno.exit(2);
   }
 }
+const shortHold = (option("short-hold") ?? "thread") as ShortHold;
+if (!SHORT_HOLDS.includes(shortHold)) {
+  console.error(`unknown --short-hold ${shortHold}; one of ${SHORT_HOLDS.join(", ")}`);
+  Deno.exit(2);
+}
 const processes = intArg(option("processes"), 4);
+const SHORT_HOW: Record<ShortHold, string> = {
+  thread: "a timer thread",
+  poll: "polling setImmediate",
+  timeout: "setTimeout",
+};
 const seconds = intArg(option("seconds"), 5);
 const idleSeconds = intArg(option("idle-seconds"), 10);
 
@@ -60,7 +73,7 @@ const HOLD: RowSpec = {
   name: "hold",
   limit: 8,
   local: 8,
-  load: { lanes: 8, holdMinMs: 2, holdMaxMs: 5 },
+  load: { lanes: 8, holdMinMs: 2, holdMaxMs: 5, short: shortHold },
   ms: seconds * 1000,
 };
 // One job at a time per process, and fewer slots than processes: a process
@@ -69,14 +82,14 @@ const HANDOFF: RowSpec = {
   name: "handoff",
   limit: Math.max(1, Math.floor(processes / 2)),
   local: 1,
-  load: { lanes: 1, holdMinMs: 2, holdMaxMs: 5 },
+  load: { lanes: 1, holdMinMs: 2, holdMaxMs: 5, short: shortHold },
   ms: seconds * 1000,
 };
 const SHORT: RowSpec = {
   name: "short",
   limit: 16,
   local: 16,
-  load: { lanes: 16, holdMinMs: 0, holdMaxMs: 1 },
+  load: { lanes: 16, holdMinMs: 0, holdMaxMs: 1, short: shortHold },
   ms: seconds * 1000,
 };
 const HOLDERS = 2, WAITERS = 25;
@@ -148,9 +161,9 @@ print(
 const short = await each(SHORT, (run) => loadFigures(run, SHORT.limit, processes));
 print(
   short,
-  `### ${processes} processes, limit ${SHORT.limit}, holds of 0–1 ms (${seconds} s each)\n\n${
-    shortTable(short, SHORT.limit)
-  }\n`,
+  `### ${processes} processes, limit ${SHORT.limit}, holds of 0–1 ms made by ${
+    SHORT_HOW[shortHold]
+  } (${seconds} s each)\n\n${shortTable(short, SHORT.limit)}\n`,
 );
 
 const before = await cpuSeconds(redis);
