@@ -63,17 +63,20 @@ export function targets(figures: RunFigures): string[] {
   const rate = pair(figures.short, (f) => f.perSecond);
   const semaphore = of(figures.short, "redis-semaphore")?.perSecond;
   const fast = of(figures.short, "procpool");
+  const peer = rate && of(figures.short, rate.name as Library);
   line(
     "throughput (holds 0–1 ms, limit 16) ≥ 3× the better peer",
     rate && rate.mine >= 3 * rate.peer,
-    rate && fast
+    rate && fast && peer
       ? `${ratio(rate.mine / rate.peer)} ${rate.name}${
         semaphore ? `; ${ratio(fast.perSecond / semaphore)} redis-semaphore` : ""
-      }; procpool kept ${pct(fast.utilisation)} of the capacity busy, so no limiter could pass ${
-        ratio(figures.shortLimit / (fast.meanHold / 1000) / rate.peer)
-      } ${rate.name} with these holds (limit / procpool's mean hold of ${
+      }; that is about utilisation ${pct(fast.utilisation)} against ${pct(peer.utilisation)} (${
+        ratio(fast.utilisation / peer.utilisation)
+      }) times mean hold ${peer.meanHold.toFixed(2)} ms against procpool's ${
         fast.meanHold.toFixed(2)
-      } ms)`
+      } (${ratio(peer.meanHold / fast.meanHold)}); at procpool's holds no limiter could pass ${
+        ratio(figures.shortLimit / (fast.meanHold / 1000) / rate.peer)
+      } ${rate.name}`
       : missing,
   );
   for (
