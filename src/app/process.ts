@@ -161,10 +161,15 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
     } catch (error) {
       result = Promise.reject(error);
     }
-    Promise.resolve(result).then(
-      (value) => this.#stopInLane(lane, true, value),
-      (error) => this.#stopInLane(lane, false, error),
-    );
+    Promise.resolve(result).then(this.#returnedInLane.bind(this), this.#threwInLane.bind(this));
+  }
+
+  #returnedInLane(value: unknown): void {
+    this.#stopInLane(this.lane!, true, value);
+  }
+
+  #threwInLane(error: unknown): void {
+    this.#stopInLane(this.lane!, false, error);
   }
 
   /**
