@@ -16,7 +16,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
  * scopes, statuses, cancellation, guard or stats. It is the floor for the
  * fork+await row: the caller's three awaits per task are the same.
  */
-class MinimalForkPool {
+export class MinimalForkPool {
   #active = 0;
   readonly #queue: ((() => void) | undefined)[] = [];
   #head = 0;
@@ -69,7 +69,7 @@ class MinimalForkPool {
  * was queued, so that the script runs in its forker's async context. The
  * floor for the fork+await row with the guard on.
  */
-class GuardedForkPool {
+export class GuardedForkPool {
   static readonly #inScript = new AsyncLocalStorage<MinimalProcess>();
   #active = 0;
   #nextId = 0;

@@ -179,16 +179,22 @@ export interface Latency {
   readonly markdown: string;
 }
 
+const LATENCY_LABELS: Record<string, string> = {
+  "p-limit": "p-limit (reference)",
+  "ref-minimal": "ref: minimal fork+await",
+  "ref-guarded": GUARDED_FLOOR,
+};
+
 export async function latency(waiters: number, capacity: number): Promise<Latency> {
   const rows: string[][] = [];
   const byPolicy: Record<string, { medianUs: number; p99Us: number }> = {};
-  for (const policy of ["fifo", "backoff", "p-limit"]) {
+  for (const policy of ["fifo", "backoff", "p-limit", "ref-minimal", "ref-guarded"]) {
     log(`latency: ${policy}`);
     const r = await runScript<LatencyResult>("latency_runner.ts", [policy, waiters, capacity]);
     if (r === TIMED_OUT) throw new Error("unreachable: no timeout");
     byPolicy[policy] = { medianUs: r.medianUs, p99Us: r.p99Us };
     rows.push([
-      policy === "p-limit" ? "p-limit (reference)" : `procpool ${policy}`,
+      LATENCY_LABELS[policy] ?? `procpool ${policy}`,
       fmt(r.medianUs, 1),
       fmt(r.p99Us, 1),
       fmt(r.maxUs),

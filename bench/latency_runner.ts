@@ -1,5 +1,5 @@
 // Hand-off latency and CPU use while waiting, on the real system clock:
-//   deno run --allow-env --allow-read bench/latency_runner.ts <fifo|backoff|p-limit> [waiters] [capacity]
+//   deno run --allow-env --allow-read bench/latency_runner.ts <fifo|backoff|p-limit|ref-minimal|ref-guarded> [waiters] [capacity]
 // `capacity` processes hold every slot and `waiters` more queue behind them.
 // 1. Idle: nobody releases for SETTLE_MS + IDLE_MS; CPU time is measured over
 //    the last IDLE_MS (fifo should cost nothing; backoff polls).
@@ -9,6 +9,7 @@ import process from "node:process";
 import pLimit from "p-limit";
 import { type AppL, backoff, fifo, Runtime } from "../mod.ts";
 import { emit, intArg, median, percentile } from "./_shared.ts";
+import { GuardedForkPool, MinimalForkPool } from "./_impls.ts";
 
 const SETTLE_MS = 2_000;
 const IDLE_MS = 2_000;
@@ -90,11 +91,19 @@ if (policy === "fifo") {
   result = await withRuntime(new Runtime({ maxProcesses: capacity, wait: fifo() }));
 } else if (policy === "backoff") {
   result = await withRuntime(new Runtime({ maxProcesses: capacity, wait: backoff(), seed: 1 }));
+} else if (policy === "ref-minimal") {
+  const pool = new MinimalForkPool(capacity);
+  result = await measure((fn) => pool.fork(fn));
+} else if (policy === "ref-guarded") {
+  const pool = new GuardedForkPool(capacity);
+  result = await measure((fn) => pool.fork(fn));
 } else if (policy === "p-limit") {
   const limit = pLimit(capacity);
   result = await measure((fn) => limit(fn));
 } else {
-  console.error(`unknown policy ${JSON.stringify(policy)}: fifo, backoff or p-limit`);
+  console.error(
+    `unknown policy ${JSON.stringify(policy)}: fifo, backoff, p-limit, ref-minimal or ref-guarded`,
+  );
   Deno.exit(2);
 }
 emit(result);

@@ -124,11 +124,15 @@ if (only.includes("latency")) {
   const l = await latency(waiters, CONCURRENCY);
   console.log(`## Hand-off latency and idle CPU (system clock)\n\n${l.markdown}\n`);
   const fifo = l.byPolicy["fifo"], pLimit = l.byPolicy["p-limit"];
+  const guarded = l.byPolicy["ref-guarded"];
   target(
     "fifo release→start median and p99 ≤ 2× p-limit's",
     fifo.medianUs <= 2 * pLimit.medianUs && fifo.p99Us <= 2 * pLimit.p99Us,
     `median ${fmt(fifo.medianUs, 1)} µs (${ratio(fifo.medianUs / pLimit.medianUs)} p-limit's), ` +
-      `p99 ${fmt(fifo.p99Us, 1)} µs (${ratio(fifo.p99Us / pLimit.p99Us)})`,
+      `p99 ${fmt(fifo.p99Us, 1)} µs (${ratio(fifo.p99Us / pLimit.p99Us)}); ${GUARDED_FLOOR}: ` +
+      `median ${ratio(guarded.medianUs / pLimit.medianUs)}, p99 ${
+        ratio(guarded.p99Us / pLimit.p99Us)
+      } p-limit's`,
   );
 } else {
   target("fifo release→start median and p99 ≤ 2× p-limit's", undefined, "not run");
