@@ -85,7 +85,7 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
     // User code first (the logger, the clock): if it throws, nothing has
     // been registered yet, and the caller gives the slot back.
     // Asked once per process: LogTape's check walks the category tree.
-    const debug = core.logger.isEnabledFor("debug");
+    const debug = core.debug.enabled();
     if (options.timeoutMs !== undefined) this.#armTimeout(options.timeoutMs);
     if (debug) {
       try {

@@ -12,6 +12,7 @@ import { ObservedSlotPool } from "./_observed_slots.ts";
 import type { WaitPolicy } from "./wait_policy.ts";
 import { backendOf, type SharedCapacity } from "./shared/shared_capacity.ts";
 import { createSharedSlotPool, type SharedSlotPool } from "./shared/shared_slot_pool.ts";
+import { DebugGate } from "./_debug_gate.ts";
 
 /** Stream ids below 1 are the runtime's own; processes use their id. */
 const POOL_STREAM = -1;
@@ -30,6 +31,8 @@ export class RuntimeCore {
   #nextProcessId = 1;
   #nextVarId = 1;
   #inlineRandom: RandomStream | undefined;
+  /** Whether the logger takes debug records (`debug.enabled()`), asked once per process. */
+  readonly debug: DebugGate;
   /** Warm workers kept per isolation kind (`RuntimeOptions.workers`). */
   workerLimit: number = navigator.hardwareConcurrency;
 
@@ -46,6 +49,7 @@ export class RuntimeCore {
     shared?: SharedCapacity,
   ) {
     this.timerClock = isTimerClock(clock) ? clock : undefined;
+    this.debug = new DebugGate(logger);
     const random = new RandomStream(seed, POOL_STREAM);
     const backend = shared === undefined ? undefined : backendOf(shared);
     let slots: SlotPool;

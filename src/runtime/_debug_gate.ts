@@ -1,0 +1,46 @@
+// Whether the runtime's logger takes debug records, asked once per process.
+//
+// LogTape's `isEnabledFor` walks the category tree and reads its
+// context-local storage on every call; at one call per process start it was
+// measured as the largest single cost of a fifo hand-off after the guard (the
+// hand-off p99 fell from 120-255 µs to 50-130 µs without it). Its answer can
+// change only when LogTape is configured again (`configure()` and `reset()`
+// replace the object `getConfig()` returns), or with the async context when a
+// configuration has `contextLocalStorage` (scoped configs, category
+// prefixes). So for a genuine LogTape logger under a configuration without
+// context-local storage, the answer is kept until `getConfig()` changes; any
+// other logger is asked every time.
+import { getConfig, getLogger } from "@logtape/logtape";
+import type { RuntimeLogger } from "./options.ts";
+
+/** LogTape's own `isEnabledFor` implementations (a plain logger and a `with()` one). */
+const LOGTAPE_CHECKS: ReadonlySet<unknown> = new Set([
+  getLogger([]).isEnabledFor,
+  getLogger([]).with({}).isEnabledFor,
+]);
+
+const NOT_ASKED = Symbol("not asked");
+
+export class DebugGate {
+  readonly #logger: RuntimeLogger;
+  readonly #cacheable: boolean;
+  #config: unknown = NOT_ASKED;
+  #enabled = false;
+
+  constructor(logger: RuntimeLogger) {
+    this.#logger = logger;
+    this.#cacheable = LOGTAPE_CHECKS.has(logger.isEnabledFor);
+  }
+
+  /** `logger.isEnabledFor("debug")`, answered from the last call when it cannot have changed. */
+  enabled(): boolean {
+    if (!this.#cacheable) return this.#logger.isEnabledFor("debug");
+    const config = getConfig();
+    if (config === this.#config) return this.#enabled;
+    const enabled = this.#logger.isEnabledFor("debug");
+    const contextFree = config === null || config.contextLocalStorage === undefined;
+    this.#config = contextFree ? config : NOT_ASKED;
+    this.#enabled = enabled;
+    return enabled;
+  }
+}
