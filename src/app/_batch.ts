@@ -12,6 +12,7 @@ import { ScriptLane } from "./_guard.ts";
 import { BatchSource, END } from "./_batch_source.ts";
 import { BatchWait, type WaitingBatch } from "./_batch_wait.ts";
 import { LaneStarts } from "./_lane_starts.ts";
+import { invokeInLane } from "./_lane_script.ts";
 
 const noop = () => {};
 
@@ -260,7 +261,7 @@ export abstract class Batch<I> implements StopWaiter, WaitingBatch {
     // item's own job: feed first (the next wait is registered here, before any
     // script could change the context), then run the script, last in the job.
     this.pump();
-    record.invokeInLaneNow(this.process, item);
+    invokeInLane(record, this.process, item);
   }
 
   admit(index: number): ProcessRecord {

@@ -5,6 +5,7 @@
 // and each job takes the oldest item queued, as jobs run in the order they
 // were queued.
 import type { ProcessRecord } from "./process.ts";
+import { invokeInLane } from "./_lane_script.ts";
 
 function startNext(starts: LaneStarts): void {
   starts.startNext();
@@ -39,6 +40,6 @@ export class LaneStarts {
     entries[head] = entries[head + 1] = undefined;
     if (head + 2 === this.#tail) this.#head = this.#tail = 0;
     else this.#head = head + 2;
-    record.invokeInLaneNow(this.process, item);
+    invokeInLane(record, this.process, item);
   }
 }

@@ -1,0 +1,54 @@
+// A forkAll item's script in its batch's lane (`ScriptLane`, _guard.ts). The
+// script runs in a promise job of its own, registered in the lane's context,
+// so whatever it does to the async context (`enterWith`) ends with that job.
+// Its outcome is heard in a reaction registered after it, so in whatever
+// context the script left: the bookkeeping there marks itself as procpool's
+// own and starts no script itself (forkAll resumes through a reaction it
+// registered clean).
+import type { ScriptCall } from "../runtime/_hooks.ts";
+import { callScript, outsideScripts } from "./_guard.ts";
+import type { ProcessRecord } from "./process.ts";
+
+// deno-lint-ignore no-explicit-any
+type ItemScript = (...args: any[]) => unknown;
+
+/**
+ * Runs `record`'s script, `fn(item, lang)`, now. The caller is a promise job
+ * of the item's own, registered in the lane's context, and runs nothing after it.
+ */
+export function invokeInLane(record: ProcessRecord, fn: ItemScript, item: unknown): void {
+  let result: unknown;
+  try {
+    const probe = record.probe;
+    result = probe === undefined
+      ? record.lane!.script(fn, item, record.lang)
+      : probe.enter(callScript as ScriptCall, record, fn, item, true);
+  } catch (error) {
+    result = Promise.reject(error);
+  }
+  // Bound functions: smaller than two closures over the record.
+  Promise.resolve(result).then(returnedInLane.bind(record), threwInLane.bind(record));
+}
+
+function returnedInLane(this: ProcessRecord, value: unknown): void {
+  stopInLane(this, true, value);
+}
+
+function threwInLane(this: ProcessRecord, error: unknown): void {
+  stopInLane(this, false, error);
+}
+
+/**
+ * A success is only bookkeeping, which may run in the lane. A failure can
+ * reach user code (failFast aborts the scope's signal, whose listeners run
+ * synchronously), as can debug logging: those leave the lane, so nothing the
+ * user code schedules inherits it.
+ */
+function stopInLane(record: ProcessRecord, returned: boolean, outcome: unknown): void {
+  if (returned && !record.logsDebug) record.lane!.internal(stopReturned, record, outcome);
+  else outsideScripts(() => record.stop(returned, outcome));
+}
+
+function stopReturned(record: ProcessRecord, value: unknown): void {
+  record.stop(true, value);
+}
