@@ -12,7 +12,6 @@ import { logSafely } from "../runtime/_safe_log.ts";
 import type { ProcessStatus } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import { callScript, type Mark, outsideScripts, runMarked, type ScriptLane } from "./_guard.ts";
-import { invokeInLane } from "./_lane_script.ts";
 import type { ProcessProbe, ScriptCall } from "../runtime/_hooks.ts";
 import type { ProcessOwner, StopWaiter } from "./_process_owner.ts";
 import { warnCleanupError } from "./_process_cleanup.ts";
@@ -24,7 +23,6 @@ export type { ProcessOwner, StopWaiter };
 type ScriptFunction = (...args: any[]) => unknown;
 
 const noop = () => {};
-const RESOLVED = Promise.resolve();
 
 // A QueueNode so that the scope owning a process can keep its running
 // processes in an O(1) intrusive list rather than a hashed Set.
@@ -108,15 +106,9 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
   /**
    * Runs the script, `fn(lang)` or `fn(item, lang)` for forkAll, marked as
    * LangL code and in the caller's async context, which the process inherits.
+   * Not for a process in a lane (forkAll over an array): see _lane_script.ts.
    */
   invoke(fn: ScriptFunction, item?: unknown, withItem = false): void {
-    if (this.lane !== undefined) {
-      // A promise job of its own: whatever the script does to the async
-      // context (`enterWith`) ends with that job instead of leaking into the
-      // lane's next items. Registered here, in the lane's clean context.
-      RESOLVED.then(() => invokeInLane(this, fn, item));
-      return;
-    }
     const probe = this.probe;
     let result: unknown;
     try {
