@@ -9,7 +9,9 @@
 // configuration has `contextLocalStorage` (scoped configs, category
 // prefixes). So for a genuine LogTape logger under a configuration without
 // context-local storage, the answer is kept until `getConfig()` changes; any
-// other logger is asked every time.
+// other logger is asked every time. (A configuration object changed in place
+// and passed to `configure()` again keeps its identity and is not noticed;
+// the README says so.)
 import { getConfig, getLogger } from "@logtape/logtape";
 import type { RuntimeLogger } from "./options.ts";
 
