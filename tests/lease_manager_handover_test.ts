@@ -19,9 +19,13 @@ class Waiter extends LeaseWaiter {
 
 const turn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
-/** Nothing free in the store (limit 0), leaseMs 3000, no polling in the way. */
-function setup() {
-  const clock = new VirtualClock(0);
+/**
+ * Nothing free in the store (limit 0), leaseMs 3000, no polling in the way.
+ * `slowCallMs` as a Runtime sets it: the store is then behind the watch on
+ * unanswered calls (_watched_store.ts).
+ */
+function setup(start = 0, slowCallMs?: number) {
+  const clock = new VirtualClock(start);
   const store = new FakeLeaseStore(clock, 0, 3_000);
   const manager = new LeaseManager(store, {
     maxHeld: 8,
@@ -30,6 +34,7 @@ function setup() {
     random: () => 0.5,
     pollMinMs: 60_000,
     pollMaxMs: 60_000,
+    slowCallMs,
   });
   const waiters = async (n: number) => {
     const all = Array.from({ length: n }, () => new Waiter());
@@ -68,6 +73,19 @@ Deno.test("lease manager: hand-over", async (t) => {
       await manager.dispose();
     },
   );
+
+  await t.step("the send time tags the wait record through the watch a Runtime adds", async () => {
+    // A Runtime's lease manager always watches its store for unanswered
+    // calls; the watch once dropped the tag, so the store recorded 0 and every
+    // hand-over counted its local deadline from the clock's origin.
+    const { store, manager, waiters } = setup(5_000, 1_000);
+    const [waiter] = await waiters(1);
+    assertEquals(store.ops("acquire").map((call) => call.tag), [5_000]);
+    manager.withdraw(waiter);
+    await turn();
+    assertEquals(store.ops("wait").map((call) => call.tag), [5_000]);
+    await manager.dispose();
+  });
 
   await t.step("a lease handed over near its deadline is renewed early", async () => {
     const { clock, store, manager, waiters, grant } = setup();

@@ -42,8 +42,8 @@ export class WatchedStore implements LeaseStore {
     return this.inner.leaseMs;
   }
 
-  acquire(holder: string, want: number): Promise<AcquireResult> {
-    return this.#watch("acquire", this.inner.acquire(holder, want));
+  acquire(holder: string, want: number, tag?: number): Promise<AcquireResult> {
+    return this.#watch("acquire", this.inner.acquire(holder, want, tag));
   }
 
   renew(holder: string, fences: readonly Fence[]): Promise<RenewResult> {
@@ -54,8 +54,8 @@ export class WatchedStore implements LeaseStore {
     return this.#watch("release", this.inner.release(holder, fences));
   }
 
-  wait(holder: string, want: number): Promise<FleetView> {
-    return this.#watch("wait", this.inner.wait(holder, want));
+  wait(holder: string, want: number, tag?: number): Promise<FleetView> {
+    return this.#watch("wait", this.inner.wait(holder, want, tag));
   }
 
   subscribe(onNotice: (notice: Notice) => void): ReleaseSubscription {
