@@ -84,3 +84,31 @@ export async function until(
     await sleep(5);
   }
 }
+
+/**
+ * An ioredis client for a loopback port nothing listens on: it reconnects
+ * every 20 ms and never answers. Close it with {@linkcode closeUnreachable}.
+ */
+export function unreachableRedis(options: { maxRetriesPerRequest?: number | null } = {}): Redis {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = listener.addr.port;
+  listener.close();
+  const redis = new Redis({
+    host: "127.0.0.1",
+    port,
+    lazyConnect: true,
+    ...options,
+    // ioredis's disconnect() while reconnecting arms a timer of this length
+    // (default 2 s) that nothing clears; it is inherited by duplicate().
+    disconnectTimeout: 20,
+    retryStrategy: () => 20,
+  });
+  redis.on("error", () => {});
+  return redis;
+}
+
+/** Disconnects an {@linkcode unreachableRedis} client and outlasts its 20 ms timers. */
+export async function closeUnreachable(redis: Redis): Promise<void> {
+  redis.disconnect();
+  await sleep(40); // after those 20 ms timers, whatever the machine's load
+}

@@ -11,6 +11,7 @@ import {
   type WatchOptions,
 } from "../examples/meteors.ts";
 import { type ObservationReport, observeForever, type Pace } from "../examples/astronomer.ts";
+import { interruptAfter } from "./_interrupt.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -221,22 +222,12 @@ Deno.test("examples/astronomer.ts runs from the command line", async (t) => {
   });
 
   await t.step("stops cleanly on SIGINT (Ctrl-C)", async () => {
-    const child = example("astronomer.ts", ["--seconds", "60", "--max", "2"]).spawn();
-    const errText = new Response(child.stderr).text();
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let out = "";
     // The listener is installed before the first line is printed.
-    while (!out.includes("observing")) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      out += value;
-    }
-    child.kill("SIGINT");
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
-      out += chunk.value;
-    }
-    const { code } = await child.status;
-    assertEquals(code, 0, await errText);
+    const { out, code, err } = await interruptAfter(
+      example("astronomer.ts", ["--seconds", "60", "--max", "2"]).spawn(),
+      /observing/,
+    );
+    assertEquals(code, 0, err);
     assert(out.includes("interrupted (Ctrl-C)"), out);
     assert(out.includes("of 2: the loop never exceeded the bound"), out);
   });

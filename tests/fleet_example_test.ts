@@ -3,6 +3,7 @@
 // everything it started stopped afterwards (also on Ctrl-C).
 import { assert, assertEquals, assertLessOrEqual, assertRejects } from "@std/assert";
 import { type JobRecord, peakOverlap, sharedTokens } from "../examples/fleet.ts";
+import { interruptAfter } from "./_interrupt.ts";
 
 const FLEET = new URL("../examples/fleet.ts", import.meta.url).pathname;
 const PERMISSIONS = [
@@ -76,22 +77,8 @@ Deno.test("examples/fleet.ts: three OS processes share one limit in Redis", asyn
   });
 
   await t.step("Ctrl-C stops the children and the server", async () => {
-    const child = fleet(["--jobs", "1000"]).spawn();
-    const errText = new Response(child.stderr).text();
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let out = "";
-    while (!/ starts /.test(out)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      out += value;
-    }
-    child.kill("SIGINT");
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
-      out += chunk.value;
-    }
-    const { code } = await child.status;
-    assertEquals(code, 130, `${out}\n${await errText}`);
-    await errText;
+    const { out, code, err } = await interruptAfter(fleet(["--jobs", "1000"]).spawn(), / starts /);
+    assertEquals(code, 130, `${out}\n${err}`);
     assert(out.includes("interrupted (Ctrl-C)"), out);
     assert(out.includes("stopped 3 child processes and the redis-server"), out);
     await assertClosed(serverPort(out));

@@ -9,7 +9,14 @@ import { Redis } from "ioredis";
 import { Runtime, ScopeClosedError } from "../mod.ts";
 import { redisCapacity } from "../redis.ts";
 import { BlackholeProxy } from "./_blackhole_proxy.ts";
-import { redisFixture, sleep, until, within } from "./_redis_fixture.ts";
+import {
+  closeUnreachable,
+  redisFixture,
+  sleep,
+  unreachableRedis,
+  until,
+  within,
+} from "./_redis_fixture.ts";
 import { recordingLogger } from "./_recording_logger.ts";
 import { Holds, storeKeys } from "./_shared_capacity.ts";
 
@@ -89,24 +96,11 @@ async function unreachable(redis: Redis): Promise<void> {
 
 Deno.test("shared capacity: a store unreachable from the start", async (t) => {
   await t.step("nothing listens on the port", async () => {
-    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const port = listener.addr.port;
-    listener.close();
-    const redis = new Redis({
-      host: "127.0.0.1",
-      port,
-      lazyConnect: true,
-      // ioredis's disconnect() while reconnecting arms a timer of this length
-      // (default 2 s) that nothing clears; it is inherited by duplicate().
-      disconnectTimeout: 20,
-      retryStrategy: () => 20,
-    });
-    redis.on("error", () => {});
+    const redis = unreachableRedis();
     try {
       await unreachable(redis);
     } finally {
-      redis.disconnect();
-      await sleep(40); // after those 20 ms timers, whatever the machine's load
+      await closeUnreachable(redis);
     }
   });
 

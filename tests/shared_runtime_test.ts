@@ -7,9 +7,14 @@ import { assert, assertEquals, assertInstanceOf, assertRejects } from "@std/asse
 import { CapacityMismatchError, type LangL, LeaseLostError, Runtime } from "../mod.ts";
 import { redisCapacity } from "../redis.ts";
 import { redisKeys } from "../src/runtime/shared/redis_store.ts";
-import { redisFixture, until, within } from "./_redis_fixture.ts";
+import {
+  closeUnreachable,
+  redisFixture,
+  unreachableRedis,
+  until,
+  within,
+} from "./_redis_fixture.ts";
 import { recordingLogger } from "./_recording_logger.ts";
-import { Redis } from "ioredis";
 
 Deno.test("runtime with a shared capacity on redis", async (t) => {
   await using fx = await redisFixture();
@@ -284,20 +289,9 @@ Deno.test("runtime with a shared capacity on redis", async (t) => {
 });
 
 Deno.test("shared capacity: a store whose calls hang in the client's offline queue is reported (S3)", async () => {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = listener.addr.port;
-  listener.close();
   // Calls neither succeed nor fail while ioredis reconnects: what a default
   // client does for over a minute when Redis is down.
-  const redis = new Redis({
-    host: "127.0.0.1",
-    port,
-    lazyConnect: true,
-    maxRetriesPerRequest: null,
-    disconnectTimeout: 20,
-    retryStrategy: () => 20,
-  });
-  redis.on("error", () => {});
+  const redis = unreachableRedis({ maxRetriesPerRequest: null });
   const logger = recordingLogger();
   try {
     await using runtime = new Runtime({
@@ -318,8 +312,7 @@ Deno.test("shared capacity: a store whose calls hang in the client's offline que
       await assertRejects(() => waiting, Error, "gave up");
     });
   } finally {
-    redis.disconnect();
-    await new Promise((resolve) => setTimeout(resolve, 40)); // after ioredis's 20 ms timers
+    await closeUnreachable(redis);
   }
   const warning = logger.records.find((r) => r.message.includes("not answered"))!;
   assertEquals(warning.properties.key, "hanging");
