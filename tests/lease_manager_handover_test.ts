@@ -6,7 +6,7 @@ import { assertEquals, assertInstanceOf } from "@std/assert";
 import { LeaseLostError } from "../mod.ts";
 import { VirtualClock } from "../testing.ts";
 import { type Lease, LeaseManager, LeaseWaiter } from "../src/runtime/shared/lease_manager.ts";
-import type { Fence } from "../src/runtime/shared/lease_store.ts";
+import type { AcquireResult, Fence } from "../src/runtime/shared/lease_store.ts";
 import { FakeLeaseStore, never } from "./_fake_lease_store.ts";
 
 class Waiter extends LeaseWaiter {
@@ -172,6 +172,34 @@ Deno.test("lease manager: hand-over", async (t) => {
       assertEquals(store.ops("release"), []);
       assertEquals(w.lease?.signal.aborted, false);
       assertEquals(manager.held, 1);
+      await manager.dispose();
+    },
+  );
+
+  await t.step(
+    "a grant notice heard before its acquire's reply leaves no stale wait behind",
+    async () => {
+      // Notices and replies come on different connections: the hand-over for
+      // the record an acquire wrote can overtake that acquire's reply. The
+      // reply then describes a record that is gone; believing it, the manager
+      // skipped the next fork's acquire and waited for its poll.
+      const { store, manager, waiters, grant } = setup();
+      store.othersWaiting = 1;
+      const reply = Promise.withResolvers<AcquireResult>();
+      store.acquireOverride = () => reply.promise;
+      const [w] = await waiters(1);
+      const [acquire] = store.ops("acquire");
+      grant([store.handOver()], acquire.tag!);
+      assertEquals(w.lease?.fence, 1);
+      reply.resolve({ granted: [], othersWaiting: 1, earliestMs: 1_000, share: 0 });
+      await turn();
+      store.acquireOverride = undefined;
+      // Handed straight to the other waiter: nothing freed here.
+      store.releaseOverride = () => ({ released: 1, handedOver: 1, othersWaiting: 0, share: 0 });
+      manager.release(w.lease!);
+      await waiters(1);
+      assertEquals(store.ops("release").map((c) => c.arg), [[1]]);
+      assertEquals(store.ops("acquire").length, 2); // at once, not after the poll
       await manager.dispose();
     },
   );

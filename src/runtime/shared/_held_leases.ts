@@ -303,13 +303,18 @@ export class HeldLeases {
     this.#releases = [];
     if (fences.length === 0 || this.#closed) return;
     const sentAt = this.#options.clock.now();
+    let freed = true;
     try {
       const result = await this.#options.store.release(this.#options.holder, fences);
-      if (!this.#closed) this.heard(result, sentAt);
+      if (this.#closed) return;
+      this.heard(result, sentAt);
+      // Leases the store handed straight to other waiters freed nothing here:
+      // asking again would cost a round trip per job and find nothing.
+      freed = result.released > (result.handedOver ?? 0);
     } catch (error) {
       // The leases expire in the store: the bound holds, capacity returns later.
       if (!this.#closed) this.#options.health.failed("release", error);
     }
-    if (!this.#closed) this.#options.onFreed();
+    if (freed && !this.#closed) this.#options.onFreed();
   }
 }

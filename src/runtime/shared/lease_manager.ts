@@ -38,6 +38,9 @@ export class LeaseManager {
   /** The last reply left a wait record in the store (notices can only lower it since). */
   #recorded = false;
   #acquiring = false;
+  /** The send time of the acquire or wait in flight (NaN: none); hand-overs heard for its record. */
+  #callTag = NaN;
+  #handedDuringCall = 0;
   #pumpQueued = false;
   #acquireAgain = false;
   #newDemand = false;
@@ -213,7 +216,8 @@ export class LeaseManager {
       await this.#notices.ready();
       if (this.#disposed) return;
       const want = wanted();
-      const sentAt = this.#clock.now();
+      const sentAt = this.#callTag = this.#clock.now();
+      this.#handedDuringCall = 0;
       // The send time tags the wait record: a lease handed over later counts its local deadline from it.
       const result = want > 0
         ? await this.#store.acquire(this.holder, want, sentAt)
@@ -226,7 +230,8 @@ export class LeaseManager {
       }
       this.#health.recovered();
       this.#held.heard(result, sentAt);
-      this.#storeWant = Math.max(0, want - result.granted.length);
+      // Hand-overs heard before this reply (another connection) shrank the record it describes.
+      this.#storeWant = Math.max(0, want - result.granted.length - this.#handedDuringCall);
       this.#recorded = this.#storeWant > 0;
       for (const fence of result.granted) this.#grant(this.#held.add(fence, sentAt));
       this.#held.unheard(result.handed);
@@ -245,6 +250,7 @@ export class LeaseManager {
       }
     } finally {
       this.#acquiring = false;
+      this.#callTag = NaN;
     }
     const again = this.#acquireAgain, newDemand = this.#newDemand;
     this.#acquireAgain = this.#newDemand = false;
@@ -265,6 +271,7 @@ export class LeaseManager {
     for (const fence of fences) {
       if (this.#held.heardOf(fence)) continue; // a duplicate, or given back as unheard-of
       this.#storeWant = Math.max(0, this.#storeWant - 1);
+      if (tag === this.#callTag) this.#handedDuringCall++;
       const entry = this.#held.adopt(fence, tag);
       if (entry === undefined) continue; // its deadline has passed: already going back
       if (this.#held.size <= this.#maxHeld && this.#grant(entry)) continue;
