@@ -269,7 +269,6 @@ export abstract class Batch<I> implements StopWaiter, WaitingBatch {
     const record = this.host.admitProcess(this.options, name);
     record.tag = index;
     record.batch = this;
-    record.lane = this.lane;
     this.live++;
     return record;
   }

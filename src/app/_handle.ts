@@ -6,6 +6,7 @@ import type { ProcessHandle, ProcessStatus } from "./app.ts";
 import type { ProcessRecord } from "./process.ts";
 import { isRunningScript } from "./_guard.ts";
 import { detachedCall } from "../_validate.ts";
+import { stoppedPromise } from "./_process_stop.ts";
 
 class Handle<T> implements ProcessHandle<T> {
   readonly #record: ProcessRecord;
@@ -56,7 +57,7 @@ class Handle<T> implements ProcessHandle<T> {
       );
     }
     record.cancel("its handle was disposed");
-    return record.stopped();
+    return stoppedPromise(record);
   }
 
   static #of(handle: Handle<unknown> | undefined, method: string): ProcessRecord {

@@ -7,21 +7,28 @@ import type { CheckedForkOptions } from "./_options.ts";
 import type { ProcessRecord } from "./process.ts";
 import { handleFor } from "./_handle.ts";
 import type { Scope } from "./scope.ts";
-import { promiseFor, type Settler } from "../_settler.ts";
+import { type Resolver, resolvingPromiseFor } from "../_settler.ts";
 import { type AbortMember, joinAbort, leaveAbort } from "./_abort_fanout.ts";
+
+/** Why a queued fork will not run; its internal promise fulfils with it. */
+class Refusal {
+  constructor(readonly reason: unknown) {}
+}
 
 // The grant is delivered through a promise reaction registered when the fork
 // was queued, so that the script runs in the forker's async context (request
 // ids, tracing and log contexts reach it), not in the context of whichever
-// process happened to release the slot.
-function runGranted(record: ProcessRecord): ProcessHandle<never> {
-  record.invokePending();
-  return handleFor(record);
+// process happened to release the slot. A refusal is thrown here rather than
+// rejected into the internal promise: the handle's promise rejects in the
+// same job either way, and a promise that only fulfils is smaller.
+function runGranted(granted: ProcessRecord | Refusal): ProcessHandle<never> {
+  if (granted instanceof Refusal) throw granted.reason;
+  granted.invokePending();
+  return handleFor(granted);
 }
 
-export class QueuedFork extends SlotWaiter implements Settler<ProcessRecord> {
-  resolve!: (record: ProcessRecord) => void;
-  reject!: (reason: unknown) => void;
+export class QueuedFork extends SlotWaiter implements Resolver<ProcessRecord | Refusal> {
+  resolve!: (granted: ProcessRecord | Refusal) => void;
 
   /** Queues a fork; the promise settles with the handle once the script runs. */
   static queue(
@@ -32,7 +39,7 @@ export class QueuedFork extends SlotWaiter implements Settler<ProcessRecord> {
     const fork = options.signal === undefined
       ? new QueuedFork(scope, process, options)
       : new SignalledFork(scope, process, options, options.signal);
-    const handle = promiseFor(fork).then(runGranted);
+    const handle = resolvingPromiseFor(fork).then(runGranted);
     try {
       scope.core.slots.enqueue(fork);
     } catch (error) {
@@ -84,7 +91,7 @@ export class QueuedFork extends SlotWaiter implements Settler<ProcessRecord> {
   /** Called once the pool has let go of this waiter. */
   withdrawn(reason: unknown): void {
     this.leave();
-    this.reject(reason);
+    this.resolve(new Refusal(reason));
   }
 
   /** The pool gave up on this waiter (its retry sleep failed); it has let go of it. */

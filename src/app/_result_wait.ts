@@ -10,6 +10,7 @@ import { sleepOn } from "../runtime/clock.ts";
 import { received } from "../_validate.ts";
 import type { Scope } from "./scope.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
+import { deliverOutcome } from "./_process_stop.ts";
 
 const noop = () => {};
 
@@ -58,7 +59,7 @@ export class ResultWait extends QueueNode implements StopWaiter, Settler<unknown
   }
 
   processStopped(record: ProcessRecord): void {
-    if (this.leave()) record.deliver(this.resolve, this.reject);
+    if (this.leave()) deliverOutcome(record, this.resolve, this.reject);
   }
 
   giveUp(reason: unknown): void {

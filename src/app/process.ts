@@ -1,69 +1,120 @@
 // A process's life: start (marked as a LangL script), stop, and the
-// bookkeeping after the stop (status, counters, slot release, owner, waiters),
-// which always runs outside the script's context.
+// bookkeeping after the stop (status and counters here; the slot, owner and
+// waiters in _process_stop.ts), which always runs outside the script's context.
 import { ProcessCancelledError, ProcessFailedError, ProcessTimeoutError } from "../errors.ts";
 import { cancellationReason, requestCancellation } from "../lang/cancellation.ts";
-import { QueueNode } from "../_linked_queue.ts";
+import type { QueueNode } from "../_linked_queue.ts";
 import { LangInterpreter } from "../lang/interpreter.ts";
 import type { LeaseHold } from "./_lease_admission.ts";
+import { armTimeout, linkSignal, ProcessExtras } from "./_process_extras.ts";
+import { announceStop } from "./_process_stop.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
-import { sleepOn } from "../runtime/clock.ts";
-import { logSafely } from "../runtime/_safe_log.ts";
 import type { ProcessStatus } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import { callScript, type Mark, outsideScripts, runMarked, type ScriptLane } from "./_guard.ts";
 import type { ProcessProbe, ScriptCall } from "../runtime/_hooks.ts";
 import type { ProcessOwner, StopWaiter } from "./_process_owner.ts";
 import { warnCleanupError } from "./_process_cleanup.ts";
-import { type AbortMember, joinAbort, leaveAbort } from "./_abort_fanout.ts";
+import type { AbortMember } from "./_abort_fanout.ts";
 
 export type { ProcessOwner, StopWaiter };
 
 // deno-lint-ignore no-explicit-any
 type ScriptFunction = (...args: any[]) => unknown;
 
-const noop = () => {};
+// #flags
+const OBSERVED = 1;
+const DEBUG = 2;
+const CANCEL_SEEN = 4;
 
-// A QueueNode so that the scope owning a process can keep its running
-// processes in an O(1) intrusive list rather than a hashed Set.
-export class ProcessRecord extends QueueNode implements AbortMember, Mark {
-  /** As a script mark (its script runs marked by its record): never procpool's own code. */
-  readonly internal = false;
+/** The forkAll run a process is an item of, as the process sees it. */
+export interface ProcessBatch extends StopWaiter {
+  readonly lane: ScriptLane | undefined;
+}
+
+// A QueueNode (its two link fields declared here rather than inherited, one
+// constructor fewer) so that the scope owning a process can keep its running
+// processes in an O(1) intrusive list rather than a hashed Set. Every field
+// is paid by every fork (see _process_extras.ts): what few processes use
+// lives in `#extras`, the booleans in `#flags`.
+export class ProcessRecord implements QueueNode, AbortMember, Mark {
+  /** @internal */ _prev: QueueNode | undefined = undefined;
+  /** @internal */ _next: QueueNode | undefined = undefined;
   // Dropped when the process stops (see #retire).
   #lang: LangInterpreter | undefined;
   status: ProcessStatus = "running";
-  value: unknown = undefined;
-  /** Why it did not succeed: a ProcessFailedError or ProcessCancelledError. */
-  error: Error | undefined = undefined;
-  observed = false;
-  /** A handed-over process's script, until it runs in its forker's context. */
-  pendingScript: ScriptFunction | undefined = undefined;
+  /**
+   * The value once succeeded, the error once failed or cancelled; before its
+   * script runs, a handed-over process's script (see `pendingScript`).
+   */
+  #outcome: unknown = undefined;
+  #flags = 0;
   /** The forkAll run this process is an item of, and the item's index. */
-  batch: StopWaiter | undefined = undefined;
+  batch: ProcessBatch | undefined = undefined;
   tag = 0;
-  /** The lane the script runs in (forkAll over an array), else its own mark. */
-  lane: ScriptLane | undefined = undefined;
-  /** What the runtime's instruments follow of this process; undefined without any. */
-  probe: ProcessProbe | undefined = undefined;
-  // Usually zero or one waiter: keep one inline, spill to a Set (O(1)
-  // removal when many awaits with timeouts give up on one long process).
+  // Usually zero or one waiter: one inline, the rest in the extras.
   #stopWaiter: StopWaiter | undefined = undefined;
-  #moreStopWaiters: Set<StopWaiter> | undefined = undefined;
-  #timer: AbortController | undefined = undefined;
-  #debug = false;
-  #cancelSeen = false;
-  /** `options.signal`, while the process runs; it shares the signal's one listener. */
-  #signal: AbortSignal | undefined = undefined;
-  /** Its lease on the runtime's shared capacity, while it runs; undefined without one. */
-  lease: LeaseHold | undefined = undefined;
+  #extras: ProcessExtras | undefined = undefined;
 
   constructor(
     readonly owner: ProcessOwner,
     readonly id: number,
     readonly name: string | undefined,
   ) {
-    super();
     this.#lang = new LangInterpreter(owner.core, id, name);
+  }
+
+  /** As a script mark (its script runs marked by its record): never procpool's own code. */
+  get internal(): boolean {
+    return false;
+  }
+
+  /** The value, once succeeded. */
+  get value(): unknown {
+    return this.status === "succeeded" ? this.#outcome : undefined;
+  }
+
+  /** Why it did not succeed: a ProcessFailedError or ProcessCancelledError. */
+  get error(): Error | undefined {
+    const status = this.status;
+    return status === "failed" || status === "cancelled" ? this.#outcome as Error : undefined;
+  }
+
+  /** Whether its failure has been delivered (see ScopeFailures). */
+  get observed(): boolean {
+    return (this.#flags & OBSERVED) !== 0;
+  }
+
+  set observed(observed: boolean) {
+    this.#flags = observed ? this.#flags | OBSERVED : this.#flags & ~OBSERVED;
+  }
+
+  /** A handed-over process's script, until it runs in its forker's context. */
+  set pendingScript(script: ScriptFunction) {
+    this.#outcome = script;
+  }
+
+  /** The lane the script runs in (forkAll over an array), else its own mark. */
+  get lane(): ScriptLane | undefined {
+    return this.batch?.lane;
+  }
+
+  /** What the runtime's instruments follow of this process; undefined without any. */
+  get probe(): ProcessProbe | undefined {
+    return this.#extras?.probe;
+  }
+
+  /** Its lease on the runtime's shared capacity, while it runs; undefined without one. */
+  get lease(): LeaseHold | undefined {
+    return this.#extras?.lease;
+  }
+
+  set lease(lease: LeaseHold | undefined) {
+    this.#more().lease = lease;
+  }
+
+  #more(): ProcessExtras {
+    return this.#extras ??= new ProcessExtras();
   }
 
   /** The script's LangL object, which also holds the process's cancellation state; while it runs. */
@@ -85,22 +136,22 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
     // been registered yet, and the caller gives the slot back.
     // Asked once per process: LogTape's check walks the category tree.
     const debug = core.debug.enabled();
-    if (options.timeoutMs !== undefined) this.#armTimeout(options.timeoutMs);
+    if (options.timeoutMs !== undefined) armTimeout(this, this.#more(), options.timeoutMs);
     if (debug) {
       try {
         outsideScripts(() =>
           core.logger.debug("forked process {processId}", { processId: this.id, name: this.name })
         );
       } catch (error) {
-        this.#timer?.abort();
+        this.#extras?.timer?.abort();
         throw error;
       }
+      this.#flags |= DEBUG;
     }
-    this.#debug = debug;
     core.started++;
     const hooks = core.hooks;
-    if (hooks !== undefined) this.probe = hooks.processStarted(this);
-    if (options.signal !== undefined) this.#link(options.signal);
+    if (hooks !== undefined) this.#more().probe = hooks.processStarted(this);
+    if (options.signal !== undefined) linkSignal(this, this.#more(), options.signal);
   }
 
   /**
@@ -138,8 +189,8 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
   }
 
   invokePending(): void {
-    const script = this.pendingScript!;
-    this.pendingScript = undefined;
+    const script = this.#outcome as ScriptFunction;
+    this.#outcome = undefined;
     this.invoke(script);
   }
 
@@ -164,32 +215,18 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
   /** Tells `waiter` when the process stops; call only while running. */
   addStopWaiter(waiter: StopWaiter): void {
     if (this.#stopWaiter === undefined) this.#stopWaiter = waiter;
-    else (this.#moreStopWaiters ??= new Set()).add(waiter);
+    else (this.#more().moreStopWaiters ??= new Set()).add(waiter);
   }
 
   removeStopWaiter(waiter: StopWaiter): void {
+    const more = this.#extras?.moreStopWaiters;
     if (this.#stopWaiter !== waiter) {
-      this.#moreStopWaiters?.delete(waiter);
+      more?.delete(waiter);
       return;
     }
-    const next: StopWaiter | undefined = this.#moreStopWaiters?.values().next().value;
-    if (next !== undefined) this.#moreStopWaiters!.delete(next);
+    const next: StopWaiter | undefined = more?.values().next().value;
+    if (next !== undefined) more!.delete(next);
     this.#stopWaiter = next;
-  }
-
-  stopped(): Promise<void> {
-    if (this.status !== "running") return Promise.resolve();
-    return new Promise((resolve) => this.addStopWaiter({ processStopped: () => resolve() }));
-  }
-
-  /** Hands the settled outcome to a promise's resolvers; delivering a failure observes it. */
-  deliver(resolve: (value: unknown) => void, reject: (reason: unknown) => void): void {
-    if (this.status === "succeeded") {
-      resolve(this.value);
-    } else {
-      this.markObserved();
-      reject(this.error);
-    }
   }
 
   markObserved(): void {
@@ -210,34 +247,20 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
     if (cancellationReason(this.lang) !== undefined) return false;
     // Queued before the request runs its hooks, so that a rejection those
     // hooks cause settles after it.
-    queueMicrotask(() => this.#cancelSeen = true);
+    queueMicrotask(() => this.#flags |= CANCEL_SEEN);
     this.probe?.cancelRequested(error);
     return requestCancellation(this.lang, error);
   }
 
-  #armTimeout(timeoutMs: number): void {
-    const timer = new AbortController();
-    sleepOn(this.core.clock, timeoutMs, timer.signal, "fork timeoutMs").then(
-      () =>
-        this.status === "running" &&
-        this.#requestCancel(new ProcessTimeoutError(this.id, timeoutMs, this.name)),
-      noop,
-    );
-    this.#timer = timer;
-  }
-
-  #link(signal: AbortSignal): void {
-    if (signal.aborted) {
-      this.cancel(signal.reason);
-      return;
-    }
-    this.#signal = signal;
-    joinAbort(signal, this);
+  /** Its fork's `timeoutMs` ran out (see armTimeout). */
+  timedOut(timeoutMs: number): void {
+    if (this.status !== "running") return;
+    this.#requestCancel(new ProcessTimeoutError(this.id, timeoutMs, this.name));
   }
 
   /** Whether the process logs its start and stop at debug level (asked once, at its start). */
   get logsDebug(): boolean {
-    return this.#debug;
+    return (this.#flags & DEBUG) !== 0;
   }
 
   /** Called once, when the script's outcome is known (see also _lane_script.ts). */
@@ -245,47 +268,21 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
     const core = this.owner.core;
     if (returned) {
       this.status = "succeeded";
-      this.value = outcome;
+      this.#outcome = outcome;
       core.succeeded++;
-    } else if (this.#cancelSeen) {
+    } else if ((this.#flags & CANCEL_SEEN) !== 0) {
       this.status = "cancelled";
-      this.error = cancellationReason(this.lang);
+      const reason = this.#outcome = cancellationReason(this.lang);
       core.cancelled++;
-      if (outcome !== this.error) warnCleanupError(this, outcome);
+      if (outcome !== reason) warnCleanupError(this, outcome);
     } else {
       this.status = "failed";
-      this.error = new ProcessFailedError(this.id, outcome, this.name);
+      this.#outcome = new ProcessFailedError(this.id, outcome, this.name);
       core.failed++;
     }
-    this.#timer?.abort();
-    if (this.#signal !== undefined) leaveAbort(this.#signal, this);
-    this.probe?.stopped(this);
-    // The owner and the batch hear first, so that a failure can cancel what
-    // it must (failFast withdraws the scope's queued forks, forkAll stops
-    // feeding) before the freed slot is handed to the next waiter. The
-    // waiters hear last, so that by the time an await resumes, the process
-    // that got the slot has started.
-    this.owner.processStopped(this);
-    this.batch?.processStopped(this);
-    core.slots.release();
-    // After the local slot, so that a local fork the slot went to may get this lease too.
-    if (this.lease !== undefined) this.lease.release(core.shared!);
     const first = this.#stopWaiter;
-    if (first !== undefined) {
-      const more = this.#moreStopWaiters;
-      this.#stopWaiter = this.#moreStopWaiters = undefined;
-      first.processStopped(this);
-      if (more !== undefined) { for (const waiter of more) waiter.processStopped(this); }
-    }
-    if (this.status === "failed") this.owner.failureSettled(this);
-    if (this.#debug) {
-      logSafely(core.logger, "debug", "process {processId} {status}", {
-        processId: this.id,
-        name: this.name,
-        status: this.status,
-        error: this.error,
-      });
-    }
+    this.#stopWaiter = undefined;
+    announceStop(this, this.#extras, first);
     this.#retire();
   }
 
@@ -298,6 +295,5 @@ export class ProcessRecord extends QueueNode implements AbortMember, Mark {
    */
   #retire(): void {
     this.#lang = undefined;
-    this.pendingScript = undefined;
   }
 }

@@ -56,6 +56,9 @@ export function lockWaitsOf(holder: LockHolder): GraphLock[] {
   return current instanceof Set ? [...current] : [current];
 }
 
+/** The process's name, if it has one. */
+export let holderName: (holder: LockHolder) => string | undefined;
+
 /** "process 3 (name)", or "an evalLang script". */
 export let holderLabel: (holder: LockHolder) => string;
 
@@ -74,6 +77,7 @@ export abstract class LockHolder {
   }
 
   static {
+    holderName = (holder) => holder.#holderName;
     holderLabel = (holder) => {
       if (holder.processId === 0) return "an evalLang script";
       const name = holder.#holderName;

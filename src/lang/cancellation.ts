@@ -38,20 +38,30 @@ export let addCancelHook: (cancellation: Cancellation, hook: CancelHook) => void
 /** Forgets a hook whose operation ended on its own (a delay that fired). */
 export let removeCancelHook: (cancellation: Cancellation, hook: CancelHook) => void;
 
+/**
+ * What few processes need: the controller behind `signal`, and hooks beyond
+ * the first. One field of every LangL object instead of two (each process
+ * allocates one LangL object, so its fields are paid on every fork).
+ */
+class RareCancellation {
+  controller: AbortController | undefined = undefined;
+  moreHooks: Set<CancelHook> | undefined = undefined;
+}
+
 export abstract class Cancellation extends LockHolder {
   #reason: ProcessCancelledError | undefined = undefined;
-  #controller: AbortController | undefined = undefined;
   // A process usually has at most one pending delay: one slot, then a Set.
   #hook: CancelHook | undefined = undefined;
-  #moreHooks: Set<CancelHook> | undefined = undefined;
+  #rare: RareCancellation | undefined = undefined;
 
   /** Aborted with the cancellation's reason once the process is cancelled. */
   get signal(): AbortSignal {
-    if (this.#controller === undefined) {
-      this.#controller = new AbortController();
-      if (this.#reason !== undefined) this.#controller.abort(this.#reason);
+    const rare = this.#rare ??= new RareCancellation();
+    if (rare.controller === undefined) {
+      rare.controller = new AbortController();
+      if (this.#reason !== undefined) rare.controller.abort(this.#reason);
     }
-    return this.#controller.signal;
+    return rare.controller.signal;
   }
 
   static {
@@ -60,10 +70,12 @@ export abstract class Cancellation extends LockHolder {
     requestCancellation = (cancellation, reason) => {
       if (cancellation.#reason !== undefined) return false;
       cancellation.#reason = reason;
-      cancellation.#controller?.abort(reason);
+      const rare = cancellation.#rare;
+      rare?.controller?.abort(reason);
       const hook = cancellation.#hook;
-      const more = cancellation.#moreHooks;
-      cancellation.#hook = cancellation.#moreHooks = undefined;
+      const more = rare?.moreHooks;
+      cancellation.#hook = undefined;
+      if (more !== undefined) rare!.moreHooks = undefined;
       hook?.cancelled(reason);
       if (more !== undefined) { for (const other of more) other.cancelled(reason); }
       return true;
@@ -71,12 +83,12 @@ export abstract class Cancellation extends LockHolder {
 
     addCancelHook = (cancellation, hook) => {
       if (cancellation.#hook === undefined) cancellation.#hook = hook;
-      else (cancellation.#moreHooks ??= new Set()).add(hook);
+      else (((cancellation.#rare ??= new RareCancellation()).moreHooks) ??= new Set()).add(hook);
     };
 
     removeCancelHook = (cancellation, hook) => {
       if (cancellation.#hook === hook) cancellation.#hook = undefined;
-      else cancellation.#moreHooks?.delete(hook);
+      else cancellation.#rare?.moreHooks?.delete(hook);
     };
   }
 }

@@ -23,6 +23,7 @@ import { sleepOn, startTimer, stopTimer, type TimerClock, TimerEntry } from "../
 import type { ProcessCancelledError } from "../errors.ts";
 import type { EvalIOOptions, LangL, SharedVar, Transaction } from "./lang.ts";
 import { checkIOOptions, runIO } from "./_eval_io.ts";
+import { holderName } from "./_lock_graph.ts";
 import * as vars from "./_var_ops.ts";
 import { requireData, VarCell } from "./shared_var.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
@@ -54,31 +55,35 @@ class PendingDelay extends TimerEntry implements CancelHook, Settler<void> {
   }
 }
 
+class LangExtras {
+  random: RandomStream | undefined = undefined;
+  fence: number | undefined = undefined;
+}
+
 /** Every operation's entry: the receiver check, and the trace of the test runtime. */
 let enter: (lang: LangInterpreter | undefined, op: string) => void;
 
-/** A process's LangL object, which also carries its cancellation state. */
 /** Gives a process's LangL its lease's fencing token (the process holds a lease). */
 export let setFence: (lang: LangInterpreter, fence: number) => void;
 
+/** A process's LangL object, which also carries its cancellation state. */
 export class LangInterpreter extends Cancellation implements LangL {
   readonly #core: RuntimeCore;
-  readonly #name: string | undefined;
-  #random: RandomStream | undefined = undefined;
-  #fence: number | undefined = undefined;
+  // The random stream and the fencing token, which few processes have: one
+  // field instead of two (the name is the lock holder's, see holderName).
+  #extras: LangExtras | undefined = undefined;
 
   static {
-    setFence = (lang, fence) => lang.#fence = fence;
+    setFence = (lang, fence) => (lang.#extras ??= new LangExtras()).fence = fence;
   }
 
   constructor(core: RuntimeCore, readonly processId: number, name: string | undefined) {
     super(name);
     this.#core = core;
-    this.#name = name;
   }
 
   get fence(): number | undefined {
-    return this.#fence;
+    return this.#extras?.fence;
   }
 
   delay(ms: number): Promise<void> {
@@ -220,7 +225,8 @@ export class LangInterpreter extends Cancellation implements LangL {
   }
 
   #stream(): RandomStream {
-    return this.#random ??= this.#core.randomFor(this.processId);
+    const extras = this.#extras ??= new LangExtras();
+    return extras.random ??= this.#core.randomFor(this.processId);
   }
 
   #cell<T>(variable: SharedVar<T>, argument: string): VarCell<T> {
@@ -237,8 +243,9 @@ export class LangInterpreter extends Cancellation implements LangL {
       throw new TypeError(`${op} message must be a string, got ${received(message)}`);
     }
     if (properties !== undefined) requireObject(`${op} properties`, properties);
+    const name = holderName(this);
     const record: Record<string, unknown> = { ...properties, processId: this.processId };
-    if (this.#name !== undefined) record.processName = this.#name;
+    if (name !== undefined) record.processName = name;
     const logger = this.#core.logger;
     logger[LOG_METHOD[level]](message, record);
     this.#core.hooks?.logged(this.processId, level, message, properties);
@@ -246,7 +253,7 @@ export class LangInterpreter extends Cancellation implements LangL {
     if (observer !== undefined) {
       observer.log({
         processId: this.processId,
-        ...(this.#name === undefined ? {} : { processName: this.#name }),
+        ...(name === undefined ? {} : { processName: name }),
         level,
         message,
         properties: { ...properties },

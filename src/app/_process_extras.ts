@@ -1,0 +1,50 @@
+// The parts of a process that few processes use, in one object created only
+// when one of them is first needed. Every field here was a field of every
+// process record, and the record's size is paid on every fork: 8 bytes a
+// field, and one more inline-cache store per field in its constructor, which
+// a hand-off runs mostly unoptimised.
+import type { ProcessProbe } from "../runtime/_hooks.ts";
+import type { LeaseHold } from "./_lease_admission.ts";
+import type { StopWaiter } from "./_process_owner.ts";
+import type { ProcessRecord } from "./process.ts";
+import { sleepOn } from "../runtime/clock.ts";
+import { joinAbort } from "./_abort_fanout.ts";
+
+export class ProcessExtras {
+  /** Cancels the fork's `timeoutMs` sleep once the process stops. */
+  timer: AbortController | undefined = undefined;
+  /** `options.signal`, while the process runs; it shares the signal's one listener. */
+  signal: AbortSignal | undefined = undefined;
+  /** Its lease on the runtime's shared capacity, while it runs. */
+  lease: LeaseHold | undefined = undefined;
+  /** What the runtime's instruments follow of this process. */
+  probe: ProcessProbe | undefined = undefined;
+  /** Waiters beyond the first: a Set for O(1) removal when many awaits give up. */
+  moreStopWaiters: Set<StopWaiter> | undefined = undefined;
+}
+
+const noop = () => {};
+
+/** Arms the fork's `timeoutMs` on the runtime's clock. */
+export function armTimeout(record: ProcessRecord, extras: ProcessExtras, timeoutMs: number): void {
+  const timer = new AbortController();
+  sleepOn(record.core.clock, timeoutMs, timer.signal, "fork timeoutMs").then(
+    () => record.timedOut(timeoutMs),
+    noop,
+  );
+  extras.timer = timer;
+}
+
+/** Cancels the process when `options.signal` aborts (at once if it has). */
+export function linkSignal(
+  record: ProcessRecord,
+  extras: ProcessExtras,
+  signal: AbortSignal,
+): void {
+  if (signal.aborted) {
+    record.cancel(signal.reason);
+    return;
+  }
+  extras.signal = signal;
+  joinAbort(signal, record);
+}
