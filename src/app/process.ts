@@ -218,6 +218,11 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
     else (this.#more().moreStopWaiters ??= new Set()).add(waiter);
   }
 
+  /** The first of the waiters told when the process stops (see giveUpOwnerWait). */
+  get firstStopWaiter(): StopWaiter | undefined {
+    return this.#stopWaiter;
+  }
+
   removeStopWaiter(waiter: StopWaiter): void {
     const more = this.#extras?.moreStopWaiters;
     if (this.#stopWaiter !== waiter) {

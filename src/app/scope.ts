@@ -18,7 +18,7 @@ import type {
 import type { WorkerForkOptions } from "./app.ts";
 import { LinkedQueue } from "../_linked_queue.ts";
 import { QueuedFork } from "./_queued_fork.ts";
-import { awaitedRecord, ResultWait } from "./_result_wait.ts";
+import * as waits from "./_result_wait.ts";
 import type { BodyEndListener } from "./fork_stream.ts";
 import {
   scopeForkAll,
@@ -57,7 +57,8 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   readonly #running = new LinkedQueue<ProcessRecord>();
   /** Rare dependents (forkAll runs, evalLang scripts); hot ones have their own lists. */
   readonly #dependents = new Set<ScopeDependent>();
-  readonly resultWaits = new LinkedQueue<ResultWait>();
+  /** The awaits waiting in this scope, but for the first of each process it owns (OwnerWait). */
+  readonly awaits = new LinkedQueue<waits.ResultWait>();
   readonly #children = new Set<Scope>();
   /** Work besides running processes that the scope must wait for. */
   #pendingWork = 0;
@@ -114,9 +115,10 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
       (fork as QueuedFork).withdrawn(closed());
     }
     // Each giveUp unlinks its entry, so the head moves on.
-    for (let wait = this.resultWaits.peek(); wait; wait = this.resultWaits.peek()) {
+    for (let wait = this.awaits.peek(); wait; wait = this.awaits.peek()) {
       wait.giveUp(closed());
     }
+    for (const record of this.#running) waits.giveUpOwnerWait(record, closed);
     for (const dependent of [...this.#dependents]) dependent.scopeCancelled(reason);
     for (const record of this.#running) record.cancel(reason);
     for (const child of this.#children) child.cancel(reason);
@@ -151,7 +153,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   awaitResult<T>(handle: ProcessHandle<T>, options?: AwaitOptions): Promise<T> {
     try {
       Scope.enter(this, "awaitResult");
-      const record = awaitedRecord(handle, this.core);
+      const record = waits.awaitedRecord(handle, this.core);
       const checked = checkAwaitOptions(options);
       if (checked.signal?.aborted && record.status === "running") {
         return Promise.reject(checked.signal.reason);
@@ -161,7 +163,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
         record.markObserved();
         return Promise.reject(record.error);
       }
-      return ResultWait.start(this, record, checked) as Promise<T>;
+      return waits.awaitRunning(this, record, checked) as Promise<T>;
     } catch (error) {
       return Promise.reject(error);
     }
@@ -271,6 +273,11 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
 
   runningProcesses(): Iterable<ProcessRecord> {
     return this.#running;
+  }
+
+  /** Every await waiting in this scope, in no particular order (the test runtime's stuck report). */
+  get resultWaits(): Iterable<{ readonly record: ProcessRecord }> {
+    return waits.awaitsIn(this.awaits, this.#running);
   }
 
   /** Nested scopes still running (the test runtime describes a stuck program with them). */
