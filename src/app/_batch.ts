@@ -7,6 +7,7 @@ import type { LangL } from "../lang/lang.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import type { ForkHost } from "./_fork_host.ts";
 import type { ProcessRecord, StopWaiter } from "./process.ts";
+import type { ItemRecord } from "./_item_record.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
 import { ScriptLane } from "./_guard.ts";
 import { BatchSource, END } from "./_batch_source.ts";
@@ -99,7 +100,7 @@ export abstract class Batch<I> implements StopWaiter, WaitingBatch {
   /** The source threw, or broke the iterator protocol. */
   protected abstract sourceFailed(error: unknown): void;
   /** An item stopped (`live` already counts it out). */
-  protected abstract itemStopped(record: ProcessRecord): void;
+  protected abstract itemStopped(record: ItemRecord): void;
   /** Nothing is live or waiting any more, and feeding is over: called once. */
   protected abstract finished(): void;
   /** Whether the feeder may pull another item now (forkStream bounds it). */
@@ -219,7 +220,7 @@ export abstract class Batch<I> implements StopWaiter, WaitingBatch {
       this.#wait.wait(item, index);
       return false;
     }
-    let record: ProcessRecord;
+    let record: ItemRecord;
     try {
       record = this.admit(index);
     } catch (error) {
@@ -261,21 +262,19 @@ export abstract class Batch<I> implements StopWaiter, WaitingBatch {
     // item's own job: feed first (the next wait is registered here, before any
     // script could change the context), then run the script, last in the job.
     this.pump();
-    invokeInLane(record, this.process, item);
+    invokeInLane(record as ItemRecord, this.process, item);
   }
 
-  admit(index: number): ProcessRecord {
+  admit(index: number): ItemRecord {
     const name = this.options.name === undefined ? undefined : `${this.options.name}[${index}]`;
-    const record = this.host.admitProcess(this.options, name);
-    record.tag = index;
-    record.batch = this;
+    const record = this.host.admitProcess(this.options, name, this, index) as ItemRecord;
     this.live++;
     return record;
   }
 
   processStopped(record: ProcessRecord): void {
     this.live--;
-    this.itemStopped(record);
+    this.itemStopped(record as ItemRecord);
     this.checkFinished();
   }
 }

@@ -2,12 +2,18 @@
 // apart so that a batch depends on this contract, not on Scope.
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { CheckedForkOptions } from "./_options.ts";
-import type { ProcessRecord } from "./process.ts";
+import type { ProcessBatch, ProcessRecord } from "./process.ts";
 
 /** What a batch needs from its scope. */
 export interface ForkHost {
   readonly core: RuntimeCore;
-  admitProcess(options: CheckedForkOptions, name: string | undefined): ProcessRecord;
+  /** Admits an item of `batch` (see ItemRecord). */
+  admitProcess(
+    options: CheckedForkOptions,
+    name: string | undefined,
+    batch: ProcessBatch,
+    index: number,
+  ): ProcessRecord;
   addDependent(dependent: { scopeCancelled(reason: unknown): void }): void;
   removeDependent(dependent: { scopeCancelled(reason: unknown): void }): void;
   workStarted(): void;

@@ -37,13 +37,13 @@ export function runAsScript<A extends unknown[], R>(script: (...args: A) => R, .
  * code: in its lane if it has one. (The path an instrument's probe takes.)
  */
 export function callScript(
-  record: Mark & { readonly lane: ScriptLane | undefined; readonly lang: unknown },
+  record: Mark & { readonly batch: { lane: ScriptLane | undefined } | undefined; lang: unknown },
   // deno-lint-ignore no-explicit-any
   fn: (...args: any[]) => unknown,
   item: unknown,
   withItem: boolean,
 ): unknown {
-  const lane = record.lane;
+  const lane = record.batch?.lane;
   if (lane !== undefined) return lane.script(fn, item, record.lang);
   // Marked by its record, so that it can be recognised (isRunningScript).
   return withItem ? runMarked(record, fn, item, record.lang) : runMarked(record, fn, record.lang);

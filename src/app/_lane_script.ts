@@ -7,7 +7,7 @@
 // registered clean).
 import type { ScriptCall } from "../runtime/_hooks.ts";
 import { callScript, outsideScripts } from "./_guard.ts";
-import type { ProcessRecord } from "./process.ts";
+import type { ItemRecord } from "./_item_record.ts";
 
 // deno-lint-ignore no-explicit-any
 type ItemScript = (...args: any[]) => unknown;
@@ -16,7 +16,7 @@ type ItemScript = (...args: any[]) => unknown;
  * Runs `record`'s script, `fn(item, lang)`, now. The caller is a promise job
  * of the item's own, registered in the lane's context, and runs nothing after it.
  */
-export function invokeInLane(record: ProcessRecord, fn: ItemScript, item: unknown): void {
+export function invokeInLane(record: ItemRecord, fn: ItemScript, item: unknown): void {
   let result: unknown;
   try {
     const probe = record.probe;
@@ -30,11 +30,11 @@ export function invokeInLane(record: ProcessRecord, fn: ItemScript, item: unknow
   Promise.resolve(result).then(returnedInLane.bind(record), threwInLane.bind(record));
 }
 
-function returnedInLane(this: ProcessRecord, value: unknown): void {
+function returnedInLane(this: ItemRecord, value: unknown): void {
   stopInLane(this, true, value);
 }
 
-function threwInLane(this: ProcessRecord, error: unknown): void {
+function threwInLane(this: ItemRecord, error: unknown): void {
   stopInLane(this, false, error);
 }
 
@@ -44,11 +44,11 @@ function threwInLane(this: ProcessRecord, error: unknown): void {
  * synchronously), as can debug logging: those leave the lane, so nothing the
  * user code schedules inherits it.
  */
-function stopInLane(record: ProcessRecord, returned: boolean, outcome: unknown): void {
+function stopInLane(record: ItemRecord, returned: boolean, outcome: unknown): void {
   if (returned && !record.logsDebug) record.lane!.internal(stopReturned, record, outcome);
   else outsideScripts(() => record.stop(returned, outcome));
 }
 
-function stopReturned(record: ProcessRecord, value: unknown): void {
+function stopReturned(record: ItemRecord, value: unknown): void {
   record.stop(true, value);
 }

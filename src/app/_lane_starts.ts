@@ -4,7 +4,7 @@
 // per item (a closure and its context were a sixth of forkAll's allocation),
 // and each job takes the oldest item queued, as jobs run in the order they
 // were queued.
-import type { ProcessRecord } from "./process.ts";
+import type { ItemRecord } from "./_item_record.ts";
 import { invokeInLane } from "./_lane_script.ts";
 
 function startNext(starts: LaneStarts): void {
@@ -24,7 +24,7 @@ export class LaneStarts {
   }
 
   /** Queues the item's job; call only where the lane's context is clean (the feeder). */
-  push(record: ProcessRecord, item: unknown): void {
+  push(record: ItemRecord, item: unknown): void {
     const tail = this.#tail;
     this.#entries[tail] = record;
     this.#entries[tail + 1] = item;
@@ -35,7 +35,7 @@ export class LaneStarts {
   startNext(): void {
     const entries = this.#entries;
     const head = this.#head;
-    const record = entries[head] as ProcessRecord;
+    const record = entries[head] as ItemRecord;
     const item = entries[head + 1];
     entries[head] = entries[head + 1] = undefined;
     if (head + 2 === this.#tail) this.#head = this.#tail = 0;

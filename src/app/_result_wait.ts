@@ -11,11 +11,12 @@ import { received } from "../_validate.ts";
 import type { Scope } from "./scope.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
 import { deliverOutcome } from "./_process_stop.ts";
+import { checkAwaitOptions } from "./_options.ts";
 
 const noop = () => {};
 
 /** The record behind a handle passed to awaitResult, checked at the boundary. */
-export function awaitedRecord(handle: unknown, core: RuntimeCore): ProcessRecord {
+function awaitedRecord(handle: unknown, core: RuntimeCore): ProcessRecord {
   const record = recordOf(handle);
   if (record === undefined) {
     throw new TypeError(
@@ -30,8 +31,27 @@ export function awaitedRecord(handle: unknown, core: RuntimeCore): ProcessRecord
   return record;
 }
 
+/** `scope.awaitResult(handle, options)`, past the scope's own checks. */
+export function awaitResult(
+  scope: Scope,
+  handle: unknown,
+  options: AwaitOptions | undefined,
+): Promise<unknown> {
+  const record = awaitedRecord(handle, scope.core);
+  const checked = checkAwaitOptions(options);
+  if (checked.signal?.aborted && record.status === "running") {
+    return Promise.reject(checked.signal.reason);
+  }
+  if (record.status === "succeeded") return Promise.resolve(record.value);
+  if (record.status !== "running") {
+    record.markObserved();
+    return Promise.reject(record.error);
+  }
+  return awaitRunning(scope, record, checked);
+}
+
 /** Waits for `record` to stop; the promise settles with its outcome. */
-export function awaitRunning(
+function awaitRunning(
   scope: Scope,
   record: ProcessRecord,
   options: AwaitOptions,

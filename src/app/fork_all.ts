@@ -4,7 +4,7 @@
 import { ProcessCancelledError } from "../errors.ts";
 import type { LangL } from "../lang/lang.ts";
 import type { CheckedForkOptions } from "./_options.ts";
-import type { ProcessRecord } from "./process.ts";
+import type { ItemRecord } from "./_item_record.ts";
 import { Batch } from "./_batch.ts";
 import type { ForkHost } from "./_fork_host.ts";
 
@@ -43,7 +43,7 @@ export class ForkAllRun<I, T> extends Batch<I> {
     this.#fail(error);
   }
 
-  protected itemStopped(record: ProcessRecord): void {
+  protected itemStopped(record: ItemRecord): void {
     if (record.status === "succeeded") {
       this.#results[record.tag] = record.value as T;
     } else if (this.#failure === undefined) {

@@ -8,6 +8,7 @@ import type { LangL } from "../lang/lang.ts";
 import type { ProcessOutcome } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import type { ProcessRecord } from "./process.ts";
+import type { ItemRecord } from "./_item_record.ts";
 import { Batch } from "./_batch.ts";
 import type { ForkHost } from "./_fork_host.ts";
 
@@ -76,7 +77,7 @@ export class ForkAllSettledRun<I, T> extends Batch<I> {
     );
   }
 
-  protected itemStopped(record: ProcessRecord): void {
+  protected itemStopped(record: ItemRecord): void {
     // Delivered in the outcomes, so the scope need not re-raise it (and
     // onFailure does not hear of it); logged below if the call rejects.
     if (record.status === "failed") record.markObserved();

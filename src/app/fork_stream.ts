@@ -8,6 +8,7 @@ import { ProcessCancelledError } from "../errors.ts";
 import type { LangL } from "../lang/lang.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import type { ProcessRecord } from "./process.ts";
+import type { ItemRecord } from "./_item_record.ts";
 import { Batch } from "./_batch.ts";
 import type { ForkHost } from "./_fork_host.ts";
 import { LinkedQueue, QueueNode } from "../_linked_queue.ts";
@@ -98,7 +99,7 @@ export class ForkStream<I, T> extends Batch<I>
     return this.pulled - this.#taken < this.#ring.length;
   }
 
-  protected itemStopped(record: ProcessRecord): void {
+  protected itemStopped(record: ItemRecord): void {
     if (record.status === "succeeded") {
       if (!this.#closed && this.#failure === undefined) {
         this.#ring[record.tag % this.#ring.length] = record.value as T;

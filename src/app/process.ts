@@ -49,9 +49,6 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
    */
   #outcome: unknown = undefined;
   #flags = 0;
-  /** The forkAll run this process is an item of, and the item's index. */
-  batch: ProcessBatch | undefined = undefined;
-  tag = 0;
   // Usually zero or one waiter: one inline, the rest in the extras.
   #stopWaiter: StopWaiter | undefined = undefined;
   #extras: ProcessExtras | undefined = undefined;
@@ -94,9 +91,9 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
     this.#outcome = script;
   }
 
-  /** The lane the script runs in (forkAll over an array), else its own mark. */
-  get lane(): ScriptLane | undefined {
-    return this.batch?.lane;
+  /** The forkAll run this process is an item of (see ItemRecord). */
+  get batch(): ProcessBatch | undefined {
+    return undefined;
   }
 
   /** What the runtime's instruments follow of this process; undefined without any. */

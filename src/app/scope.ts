@@ -30,13 +30,13 @@ import type { ForkHost } from "./_fork_host.ts";
 import { refuseInsideScript } from "./_guard.ts";
 import { runInline } from "./_eval_lang.ts";
 import {
-  checkAwaitOptions,
   type CheckedForkOptions,
   type CheckedScopeOptions,
   checkForkOptions,
   checkScopeOptions,
 } from "./_options.ts";
-import { type ProcessOwner, ProcessRecord } from "./process.ts";
+import type { ProcessBatch, ProcessOwner, ProcessRecord } from "./process.ts";
+import { newRecord } from "./_item_record.ts";
 import { handleFor } from "./_handle.ts";
 import { ScopeFailures } from "./_failures.ts";
 import { admitUnderLease } from "./_lease_admission.ts";
@@ -153,17 +153,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   awaitResult<T>(handle: ProcessHandle<T>, options?: AwaitOptions): Promise<T> {
     try {
       Scope.enter(this, "awaitResult");
-      const record = waits.awaitedRecord(handle, this.core);
-      const checked = checkAwaitOptions(options);
-      if (checked.signal?.aborted && record.status === "running") {
-        return Promise.reject(checked.signal.reason);
-      }
-      if (record.status === "succeeded") return Promise.resolve(record.value as T);
-      if (record.status !== "running") {
-        record.markObserved();
-        return Promise.reject(record.error);
-      }
-      return waits.awaitRunning(this, record, checked) as Promise<T>;
+      return waits.awaitResult(this, handle, options) as Promise<T>;
     } catch (error) {
       return Promise.reject(error);
     }
@@ -223,21 +213,15 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
    * Admits a process on a slot just taken with tryAcquire and runs its script
    * at once. If the admission fails, the slot is given back.
    */
-  startProcess(
-    fn: (...args: never[]) => unknown,
-    options: CheckedForkOptions,
-    item?: unknown,
-    withItem = false,
-    name = options.name,
-  ): ProcessRecord {
+  startProcess(fn: (lang: LangL) => unknown, options: CheckedForkOptions): ProcessRecord {
     let record: ProcessRecord;
     try {
-      record = this.admitProcess(options, name);
+      record = this.admitProcess(options);
     } catch (error) {
       this.core.slots.release();
       throw error;
     }
-    record.invoke(fn, item, withItem);
+    record.invoke(fn);
     return record;
   }
 
@@ -250,8 +234,13 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
    * clock for `timeoutMs`), and if that throws, nothing stays registered and
    * the error propagates. The slot is the caller's to give back.
    */
-  admitProcess(options: CheckedForkOptions, name = options.name): ProcessRecord {
-    const record = new ProcessRecord(this, this.core.nextProcessId(), name);
+  admitProcess(
+    options: CheckedForkOptions,
+    name = options.name,
+    batch?: ProcessBatch,
+    index = 0,
+  ): ProcessRecord {
+    const record = newRecord(this, this.core.nextProcessId(), name, batch, index);
     const shared = this.core.shared;
     if (shared === undefined) record.begin(options);
     else admitUnderLease(record, options, shared);
