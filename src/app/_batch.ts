@@ -7,7 +7,7 @@ import type { LangL } from "../lang/lang.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import type { ForkHost } from "./_fork_host.ts";
 import type { ProcessRecord, StopWaiter } from "./process.ts";
-import type { ItemRecord } from "./_item_record.ts";
+import type { ItemRecord } from "./_records.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
 import { ScriptLane } from "./_guard.ts";
 import { BatchSource, END } from "./_batch_source.ts";

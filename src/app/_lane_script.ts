@@ -7,7 +7,7 @@
 // registered clean).
 import type { ScriptCall } from "../runtime/_hooks.ts";
 import { callScript, outsideScripts } from "./_guard.ts";
-import type { ItemRecord } from "./_item_record.ts";
+import type { ItemRecord } from "./_records.ts";
 
 // deno-lint-ignore no-explicit-any
 type ItemScript = (...args: any[]) => unknown;

@@ -4,7 +4,7 @@
 // per item (a closure and its context were a sixth of forkAll's allocation),
 // and each job takes the oldest item queued, as jobs run in the order they
 // were queued.
-import type { ItemRecord } from "./_item_record.ts";
+import type { ItemRecord } from "./_records.ts";
 import { invokeInLane } from "./_lane_script.ts";
 
 function startNext(starts: LaneStarts): void {

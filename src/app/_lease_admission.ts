@@ -24,8 +24,8 @@ export function admitUnderLease(
   if (lease === undefined) return;
   setFence(record.lang, lease.fence);
   if (lease.signal.aborted) record.leaseLost(lease.signal.reason);
-  record.lease = new LeaseHold(lease, record);
-  lease.signal.addEventListener("abort", record.lease, { once: true });
+  const hold = record.extras().lease = new LeaseHold(lease, record);
+  lease.signal.addEventListener("abort", hold, { once: true });
 }
 
 /**
@@ -41,7 +41,7 @@ export class LeaseHold {
 
   /** The process stopped: the lease goes back through the pool. */
   release(shared: SharedSlotPool): void {
-    this.record.lease = undefined;
+    this.record.extras().lease = undefined;
     this.lease.signal.removeEventListener("abort", this);
     shared.releaseLease(this.lease);
   }

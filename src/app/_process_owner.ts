@@ -2,10 +2,16 @@
 // to stop; kept apart so that ProcessRecord's file is only the process's life.
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { ProcessRecord } from "./process.ts";
+import type { ScriptLane } from "./_guard.ts";
 
 /** Told once when a process stops. */
 export interface StopWaiter {
   processStopped(record: ProcessRecord): void;
+}
+
+/** The forkAll run a process is an item of, as the process sees it. */
+export interface ProcessBatch extends StopWaiter {
+  readonly lane: ScriptLane | undefined;
 }
 
 /** The scope a process belongs to, as the process sees it. */

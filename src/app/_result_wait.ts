@@ -11,6 +11,7 @@ import { received } from "../_validate.ts";
 import type { Scope } from "./scope.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
 import { deliverOutcome } from "./_process_stop.ts";
+import type { ForkedRecord } from "./_records.ts";
 import { checkAwaitOptions } from "./_options.ts";
 
 const noop = () => {};
@@ -58,9 +59,10 @@ function awaitRunning(
 ): Promise<unknown> {
   const bounded = options.signal !== undefined || options.timeoutMs !== undefined;
   if (!bounded && record.owner === scope && record.firstStopWaiter === undefined) {
-    const wait = new OwnerWait();
-    const promise = promiseFor(wait);
-    record.addStopWaiter(wait);
+    // Awaited records come from handles, which only forkProcess makes.
+    const forked = record as ForkedRecord;
+    const promise = promiseFor(forked);
+    record.addStopWaiter(forked);
     return promise;
   }
   const wait = bounded
@@ -71,38 +73,30 @@ function awaitRunning(
   return promise;
 }
 
-/**
- * The first await without options from the process's own scope, the most
- * common await of all: no place in the scope's list of waits, because the
- * scope reaches it through the record (giveUpOwnerWait), so it is two
- * fields (32 bytes) smaller than a ResultWait and never linked or unlinked.
- */
-class OwnerWait implements StopWaiter, Settler<unknown> {
-  resolve!: (value: unknown) => void;
-  reject!: (reason: unknown) => void;
-
-  processStopped(record: ProcessRecord): void {
-    deliverOutcome(record, this.resolve, this.reject);
-  }
+/** Whether `record` settles an await itself (see ForkedRecord). */
+function awaitedInline(record: ProcessRecord): boolean {
+  return record.firstStopWaiter === (record as unknown);
 }
 
-/** A scope's awaits: its ResultWaits and the OwnerWaits of its running processes. */
+/** A scope's awaits: its ResultWaits and the awaits its running processes settle themselves. */
 export function* awaitsIn(
   awaits: Iterable<ResultWait>,
   running: Iterable<ProcessRecord>,
 ): Generator<{ readonly record: ProcessRecord }> {
   for (const record of running) {
-    if (record.firstStopWaiter instanceof OwnerWait) yield { record };
+    if (awaitedInline(record)) yield { record };
   }
   yield* awaits;
 }
 
 /** Its scope was cancelled: an await from it waiting for `record` rejects with `reason`. */
 export function giveUpOwnerWait(record: ProcessRecord, reason: () => unknown): void {
-  const wait = record.firstStopWaiter;
-  if (!(wait instanceof OwnerWait)) return;
-  record.removeStopWaiter(wait);
-  wait.reject(reason());
+  if (!awaitedInline(record)) return;
+  const forked = record as ForkedRecord;
+  record.removeStopWaiter(forked);
+  const reject = forked.reject;
+  forked.resolve = forked.reject = noop;
+  reject(reason());
 }
 
 /**

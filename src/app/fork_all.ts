@@ -4,7 +4,7 @@
 import { ProcessCancelledError } from "../errors.ts";
 import type { LangL } from "../lang/lang.ts";
 import type { CheckedForkOptions } from "./_options.ts";
-import type { ItemRecord } from "./_item_record.ts";
+import type { ItemRecord } from "./_records.ts";
 import { Batch } from "./_batch.ts";
 import type { ForkHost } from "./_fork_host.ts";
 

@@ -8,7 +8,7 @@ import type { LangL } from "../lang/lang.ts";
 import type { ProcessOutcome } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import type { ProcessRecord } from "./process.ts";
-import type { ItemRecord } from "./_item_record.ts";
+import type { ItemRecord } from "./_records.ts";
 import { Batch } from "./_batch.ts";
 import type { ForkHost } from "./_fork_host.ts";
 

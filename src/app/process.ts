@@ -5,44 +5,41 @@ import { ProcessCancelledError, ProcessFailedError, ProcessTimeoutError } from "
 import { cancellationReason, requestCancellation } from "../lang/cancellation.ts";
 import type { QueueNode } from "../_linked_queue.ts";
 import { LangInterpreter } from "../lang/interpreter.ts";
-import type { LeaseHold } from "./_lease_admission.ts";
 import { armTimeout, linkSignal, ProcessExtras } from "./_process_extras.ts";
 import { announceStop } from "./_process_stop.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { ProcessStatus } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
-import { callScript, type Mark, outsideScripts, runMarked, type ScriptLane } from "./_guard.ts";
+import { callScript, type Mark, outsideScripts, runMarked } from "./_guard.ts";
 import type { ProcessProbe, ScriptCall } from "../runtime/_hooks.ts";
-import type { ProcessOwner, StopWaiter } from "./_process_owner.ts";
+import type { ProcessBatch, ProcessOwner, StopWaiter } from "./_process_owner.ts";
 import { warnCleanupError } from "./_process_cleanup.ts";
 import type { AbortMember } from "./_abort_fanout.ts";
 
-export type { ProcessOwner, StopWaiter };
+export type { ProcessBatch, ProcessOwner, StopWaiter };
 
 // deno-lint-ignore no-explicit-any
 type ScriptFunction = (...args: any[]) => unknown;
 
-// #flags
-const OBSERVED = 1;
-const DEBUG = 2;
-const CANCEL_SEEN = 4;
-
-/** The forkAll run a process is an item of, as the process sees it. */
-export interface ProcessBatch extends StopWaiter {
-  readonly lane: ScriptLane | undefined;
-}
+// #flags: the status in the two lowest bits (an index into STATUSES), then booleans.
+const STATUSES: readonly ProcessStatus[] = ["running", "succeeded", "failed", "cancelled"];
+const SUCCEEDED = 1;
+const FAILED = 2;
+const CANCELLED = 3;
+const OBSERVED = 4;
+const DEBUG = 8;
+const CANCEL_SEEN = 16;
 
 // A QueueNode (its two link fields declared here rather than inherited, one
 // constructor fewer) so that the scope owning a process can keep its running
 // processes in an O(1) intrusive list rather than a hashed Set. Every field
 // is paid by every fork (see _process_extras.ts): what few processes use
-// lives in `#extras`, the booleans in `#flags`.
+// lives in `#extras`, the status and the booleans in `#flags`.
 export class ProcessRecord implements QueueNode, AbortMember, Mark {
   /** @internal */ _prev: QueueNode | undefined = undefined;
   /** @internal */ _next: QueueNode | undefined = undefined;
   // Dropped when the process stops (see #retire).
   #lang: LangInterpreter | undefined;
-  status: ProcessStatus = "running";
   /**
    * The value once succeeded, the error once failed or cancelled; before its
    * script runs, a handed-over process's script (see `pendingScript`).
@@ -64,6 +61,10 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
   /** As a script mark (its script runs marked by its record): never procpool's own code. */
   get internal(): boolean {
     return false;
+  }
+
+  get status(): ProcessStatus {
+    return STATUSES[this.#flags & 3];
   }
 
   /** The value, once succeeded. */
@@ -101,16 +102,8 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
     return this.#extras?.probe;
   }
 
-  /** Its lease on the runtime's shared capacity, while it runs; undefined without one. */
-  get lease(): LeaseHold | undefined {
-    return this.#extras?.lease;
-  }
-
-  set lease(lease: LeaseHold | undefined) {
-    this.#more().lease = lease;
-  }
-
-  #more(): ProcessExtras {
+  /** Its rarely used parts (a lease, a timer, ...), created on first use. */
+  extras(): ProcessExtras {
     return this.#extras ??= new ProcessExtras();
   }
 
@@ -133,7 +126,7 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
     // been registered yet, and the caller gives the slot back.
     // Asked once per process: LogTape's check walks the category tree.
     const debug = core.debug.enabled();
-    if (options.timeoutMs !== undefined) armTimeout(this, this.#more(), options.timeoutMs);
+    if (options.timeoutMs !== undefined) armTimeout(this, this.extras(), options.timeoutMs);
     if (debug) {
       try {
         outsideScripts(() =>
@@ -147,8 +140,8 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
     }
     core.started++;
     const hooks = core.hooks;
-    if (hooks !== undefined) this.#more().probe = hooks.processStarted(this);
-    if (options.signal !== undefined) linkSignal(this, this.#more(), options.signal);
+    if (hooks !== undefined) this.extras().probe = hooks.processStarted(this);
+    if (options.signal !== undefined) linkSignal(this, this.extras(), options.signal);
   }
 
   /**
@@ -212,7 +205,7 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
   /** Tells `waiter` when the process stops; call only while running. */
   addStopWaiter(waiter: StopWaiter): void {
     if (this.#stopWaiter === undefined) this.#stopWaiter = waiter;
-    else (this.#more().moreStopWaiters ??= new Set()).add(waiter);
+    else (this.extras().moreStopWaiters ??= new Set()).add(waiter);
   }
 
   /** The first of the waiters told when the process stops (see giveUpOwnerWait). */
@@ -269,16 +262,16 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
   stop(returned: boolean, outcome: unknown): void {
     const core = this.owner.core;
     if (returned) {
-      this.status = "succeeded";
+      this.#flags |= SUCCEEDED;
       this.#outcome = outcome;
       core.succeeded++;
     } else if ((this.#flags & CANCEL_SEEN) !== 0) {
-      this.status = "cancelled";
+      this.#flags |= CANCELLED;
       const reason = this.#outcome = cancellationReason(this.lang);
       core.cancelled++;
       if (outcome !== reason) warnCleanupError(this, outcome);
     } else {
-      this.status = "failed";
+      this.#flags |= FAILED;
       this.#outcome = new ProcessFailedError(this.id, outcome, this.name);
       core.failed++;
     }

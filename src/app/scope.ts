@@ -36,7 +36,7 @@ import {
   checkScopeOptions,
 } from "./_options.ts";
 import type { ProcessBatch, ProcessOwner, ProcessRecord } from "./process.ts";
-import { newRecord } from "./_item_record.ts";
+import { newRecord } from "./_records.ts";
 import { handleFor } from "./_handle.ts";
 import { ScopeFailures } from "./_failures.ts";
 import { admitUnderLease } from "./_lease_admission.ts";
@@ -57,7 +57,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   readonly #running = new LinkedQueue<ProcessRecord>();
   /** Rare dependents (forkAll runs, evalLang scripts); hot ones have their own lists. */
   readonly #dependents = new Set<ScopeDependent>();
-  /** The awaits waiting in this scope, but for the first of each process it owns (OwnerWait). */
+  /** The awaits waiting in this scope, but those its processes settle themselves (ForkedRecord). */
   readonly awaits = new LinkedQueue<waits.ResultWait>();
   readonly #children = new Set<Scope>();
   /** Work besides running processes that the scope must wait for. */

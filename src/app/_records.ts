@@ -1,0 +1,67 @@
+// The two kinds of process record. A forkProcess record can be awaited and
+// settles its first await itself; a forkAll item's record knows its batch
+// and index instead. Each kind carries only its own fields: every field is
+// paid on every fork of that kind.
+import type { ScriptLane } from "./_guard.ts";
+import { type ProcessBatch, type ProcessOwner, ProcessRecord } from "./process.ts";
+import type { Settler } from "../_settler.ts";
+import { deliverOutcome } from "./_process_stop.ts";
+
+/** A new process record, an item's if it has a batch. */
+export function newRecord(
+  owner: ProcessOwner,
+  id: number,
+  name: string | undefined,
+  batch: ProcessBatch | undefined,
+  index: number,
+): ProcessRecord {
+  return batch === undefined
+    ? new ForkedRecord(owner, id, name)
+    : new ItemRecord(owner, id, name, batch, index);
+}
+
+/**
+ * A forkProcess or tryForkProcess record. The first await without options
+ * from its own scope, the most common await of all, needs no object of its
+ * own: the record holds its promise's resolvers and is its own first stop
+ * waiter, and the scope reaches it through the record to give it up
+ * (giveUpOwnerWait), so it takes no place in the scope's list of waits.
+ */
+export class ForkedRecord extends ProcessRecord implements Settler<unknown> {
+  resolve: (value: unknown) => void = noop;
+  reject: (reason: unknown) => void = noop;
+
+  processStopped(record: ProcessRecord): void {
+    const resolve = this.resolve;
+    const reject = this.reject;
+    this.resolve = this.reject = noop;
+    deliverOutcome(record, resolve, reject);
+  }
+}
+
+const noop = () => {};
+
+export class ItemRecord extends ProcessRecord {
+  readonly #batch: ProcessBatch;
+
+  constructor(
+    owner: ProcessOwner,
+    id: number,
+    name: string | undefined,
+    batch: ProcessBatch,
+    /** The item's index in its batch. */
+    readonly tag: number,
+  ) {
+    super(owner, id, name);
+    this.#batch = batch;
+  }
+
+  override get batch(): ProcessBatch {
+    return this.#batch;
+  }
+
+  /** The lane the script runs in (forkAll over an array). */
+  get lane(): ScriptLane | undefined {
+    return this.#batch.lane;
+  }
+}
