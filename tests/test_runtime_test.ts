@@ -134,6 +134,37 @@ Deno.test("the trace records every LangL operation with process id and time", as
   ]);
 });
 
+Deno.test("a long trace reads back every event, read while it grows and after", async () => {
+  // Past the first chunk's doublings and past the chunk size (16 384), with
+  // times beyond 32 bits, so that no event is lost or rounded on the way.
+  const start = 2 ** 40 + 0.5;
+  await using runtime = createTestRuntime({ maxProcesses: 8, seed: 1, start });
+  const delays = 2_500;
+  let midway = 0;
+  await runtime.runApp((app) =>
+    app.forkAll([0, 1, 2, 3, 4, 5, 6, 7], async (i, lang) => {
+      for (let k = 0; k < delays; k++) {
+        await lang.delay(1);
+        if (k % 100 === 0) lang.now();
+        if (i === 0 && k === 1_000) midway = runtime.trace.length;
+      }
+    })
+  );
+  const trace = runtime.trace;
+  assert(midway > 0 && midway < trace.length);
+  assertEquals(trace.length, 8 * (delays + delays / 100));
+  const ids = [...new Set(trace.map((event) => event.processId))].sort((a, b) => a - b);
+  assertEquals(ids.length, 8);
+  for (const processId of ids) {
+    const expected = [];
+    for (let k = 0; k < delays; k++) {
+      expected.push({ processId, op: "delay", time: start + k });
+      if (k % 100 === 0) expected.push({ processId, op: "now", time: start + k + 1 });
+    }
+    assertEquals(trace.filter((event) => event.processId === processId), expected);
+  }
+});
+
 /** 200 processes with random delays, shared state and logs. */
 async function busyProgram(runtime: TestRuntime): Promise<unknown> {
   return await runtime.runApp(async (app) => {
