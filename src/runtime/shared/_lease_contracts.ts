@@ -2,7 +2,7 @@
 // of a fork waiting for a lease.
 import { QueueNode } from "../../_linked_queue.ts";
 import type { Clock } from "../clock.ts";
-import type { Lease } from "./_held_leases.ts";
+import type { Lease } from "./_lease_entry.ts";
 
 /** Where the manager reports store outages (a LogTape logger fits). */
 export interface LeaseLogger {

@@ -2,7 +2,7 @@
 // one line when the store answers again: every call of an outage would
 // otherwise log its own. Also a
 // warning for each lease lost while a process used it.
-import type { StoreHealth } from "./_held_leases.ts";
+import type { StoreHealth } from "./_lease_entry.ts";
 import type { LeaseLogger } from "./_lease_contracts.ts";
 
 export class StoreHealthLog implements StoreHealth {

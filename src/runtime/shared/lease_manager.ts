@@ -7,7 +7,8 @@ import { LinkedQueue } from "../../_linked_queue.ts";
 import { CapacityMismatchError } from "../../errors.ts";
 import type { Clock } from "../clock.ts";
 import { monotonicClock } from "./_monotonic_clock.ts";
-import { HeldLeases, type Lease, type LeaseEntry } from "./_held_leases.ts";
+import { HeldLeases } from "./_held_leases.ts";
+import type { Lease, LeaseEntry } from "./_lease_entry.ts";
 import { LeaseTimer } from "./_lease_timer.ts";
 import type { LeaseStore, Notice } from "./lease_store.ts";
 import { NoticeChannel } from "./_notice_channel.ts";
@@ -15,7 +16,7 @@ import { StoreHealthLog } from "./_store_health.ts";
 import { WatchedStore } from "./_watched_store.ts";
 import type { LeaseManagerOptions, LeaseWaiter } from "./_lease_contracts.ts";
 
-export type { Lease } from "./_held_leases.ts";
+export type { Lease } from "./_lease_entry.ts";
 export { type LeaseLogger, type LeaseManagerOptions, LeaseWaiter } from "./_lease_contracts.ts";
 
 /** How long after the earliest lease deadline a waiter tries again (S2: within leaseMs + 250). */
