@@ -6,7 +6,7 @@ import { assertEquals, assertInstanceOf } from "@std/assert";
 import { LeaseLostError } from "../mod.ts";
 import { VirtualClock } from "../testing.ts";
 import { type Lease, LeaseManager, LeaseWaiter } from "../src/runtime/shared/lease_manager.ts";
-import type { AcquireResult, Fence } from "../src/runtime/shared/lease_store.ts";
+import type { AcquireResult, Fence, ReleaseResult } from "../src/runtime/shared/lease_store.ts";
 import { FakeLeaseStore, never } from "./_fake_lease_store.ts";
 
 class Waiter extends LeaseWaiter {
@@ -203,6 +203,24 @@ Deno.test("lease manager: hand-over", async (t) => {
       await manager.dispose();
     },
   );
+
+  await t.step("an acquire waits for the release in flight before it", async () => {
+    // In the store the acquire's script would run first, and the release's
+    // hand-over notice would go out only after it.
+    const { store, manager, waiters, grant } = setup();
+    store.othersWaiting = 1;
+    const [w] = await waiters(1);
+    grant([store.handOver()], store.ops("acquire")[0].tag!);
+    const reply = Promise.withResolvers<ReleaseResult>();
+    store.releaseOverride = () => reply.promise;
+    manager.release(w.lease!);
+    await waiters(1);
+    assertEquals([store.ops("release").length, store.ops("acquire").length], [1, 1]);
+    reply.resolve({ released: 1, handedOver: 1, othersWaiting: 1, share: 0 });
+    await turn();
+    assertEquals(store.ops("acquire").length, 2);
+    await manager.dispose();
+  });
 
   await t.step(
     "a lease handed over that nobody here wants clears the stale wait record",

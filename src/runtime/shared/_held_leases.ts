@@ -36,6 +36,7 @@ export class HeldLeases {
   /** Leases handed over that a reply reported before their notice came, given back, and when. */
   readonly #orphans = new Map<Fence, number>();
   #releases: Fence[] = [];
+  #releasing: Promise<unknown> | undefined = undefined;
   /** When the renew timer fires, while it is armed. */
   #renewAt = Infinity;
   /** When the deadline timer fires, while it is armed. */
@@ -62,6 +63,11 @@ export class HeldLeases {
   /** A lease's local life: the store's, less the stop margin. */
   get #localLeaseMs(): number {
     return this.#options.store.leaseMs - this.#options.stopMarginMs;
+  }
+
+  /** The last release call, while it is unanswered. */
+  get releasing(): Promise<unknown> | undefined {
+    return this.#releasing;
   }
 
   /** Leases held (busy or idle), lost ones excluded. */
@@ -280,14 +286,18 @@ export class HeldLeases {
     if (fences.length === 0 || this.#closed) return;
     const sentAt = this.#options.clock.now();
     let freed = true;
+    const call = this.#options.store.release(this.#options.holder, fences);
+    this.#releasing = call;
     try {
-      const result = await this.#options.store.release(this.#options.holder, fences);
+      const result = await call;
+      if (this.#releasing === call) this.#releasing = undefined;
       if (this.#closed) return;
       this.heard(result, sentAt);
       // Leases the store handed straight to other waiters freed nothing here:
       // asking again would cost a round trip per job and find nothing.
       freed = result.released > (result.handedOver ?? 0);
     } catch (error) {
+      if (this.#releasing === call) this.#releasing = undefined;
       // The leases expire in the store: the bound holds, capacity returns later.
       if (!this.#closed) this.#options.health.failed("release", error);
     }

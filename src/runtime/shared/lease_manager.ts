@@ -215,6 +215,9 @@ export class LeaseManager {
     this.#wake.clear();
     try {
       await this.#notices.ready();
+      // A release in flight goes first: in the store, this call's script would
+      // run before the release's hand-over notice goes out.
+      await this.#held.releasing?.catch(() => {});
       if (this.#disposed) return;
       const want = wanted();
       const sentAt = this.#callTag = this.#clock.now();

@@ -33,13 +33,19 @@ export function redisKeys(key: string): RedisKeys {
 }
 
 let scriptSha: Promise<string> | undefined;
+/** The SHA once known: later calls write their EVALSHA at once, not a microtask later. */
+let knownSha: string | undefined;
 
 /** The SHA-1 Redis uses to name the lease script, computed here so EVALSHA needs no load first. */
 export function leaseScriptSha(): Promise<string> {
   scriptSha ??= crypto.subtle.digest("SHA-1", new TextEncoder().encode(LEASE_SCRIPT)).then(
-    (digest) => Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join(""),
+    (digest) => knownSha = hex(new Uint8Array(digest)),
   );
   return scriptSha;
+}
+
+function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 const RELEASED: Notice = Object.freeze({ kind: "released" });
@@ -136,7 +142,7 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   async #run(op: string, holder: string, extra: readonly RedisArgument[]): Promise<number[]> {
-    const sha = await leaseScriptSha();
+    const sha = knownSha ?? await leaseScriptSha();
     const { keys, channel } = this.#names;
     const args = [
       sha,
