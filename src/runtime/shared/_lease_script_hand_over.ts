@@ -1,0 +1,68 @@
+// The lease script's hand-over (_lease_script.ts): a release grants the
+// leases it frees straight to waiting holders, inside the store, so a waiter
+// starts on the notice without a round trip of its own. Lua, kept as text;
+// it uses the prelude's views and helpers (_lease_script_prelude.ts).
+export const LEASE_HAND_OVER = `
+-- Hands up to count freed leases to other waiting holders. Each lease goes to
+-- the waiter holding the fewest (S4), ties to the one whose wait record is
+-- oldest, and never above the equal share rounded up, as acquire grants. A
+-- hand-over is a new grant: a new fence, a deadline no earlier than the
+-- waiter's wait record (which its call's send time + its leaseMs precedes).
+local function hand_over(count)
+  count = math.min(count, limit - redis.call('ZCARD', leases))
+  if count <= 0 then return 0 end
+  local w, b = waiting(), holdings()
+  local any = false
+  for h, n in pairs(w) do if h ~= holder and n > 0 then any = true break end end
+  if not any then return 0 end
+  local parts = 0
+  for _ in pairs(b) do parts = parts + 1 end
+  for h in pairs(w) do if not b[h] then parts = parts + 1 end end
+  local tags, since = {}, {}
+  local flat = redis.call('HGETALL', tagkey)
+  for i = 1, #flat, 2 do tags[flat[i]] = flat[i + 1] end
+  flat = redis.call('ZRANGE', waiters, 0, -1, 'WITHSCORES')
+  for i = 1, #flat, 2 do since[flat[i]] = tonumber(flat[i + 1]) end
+  local cands, seen = {}, {}
+  for _, h in ipairs(want_order) do
+    local n = w[h]
+    if not seen[h] and h ~= holder and n and n > 0 and tags[h] and since[h] then
+      cands[#cands + 1] = { h = h, n = n, held = b[h] or 0, since = since[h], tag = tags[h], got = {} }
+    end
+    seen[h] = true
+  end
+  if #cands == 0 then return 0 end
+  local cap = math.ceil(limit / parts)
+  local fence, handed = next_fence(), 0
+  while handed < count do
+    local best
+    for _, c in ipairs(cands) do
+      if c.n > 0 and c.held < cap and (not best or c.held < best.held
+          or (c.held == best.held and c.since < best.since)) then
+        best = c
+      end
+    end
+    if not best then break end
+    best.got[#best.got + 1] = fmt(fence)
+    fence, handed = fence + 1, handed + 1
+    best.n, best.held = best.n - 1, best.held + 1
+  end
+  if handed == 0 then return 0 end
+  redis.call('SET', fencekey, fmt(fence - 1))
+  for _, c in ipairs(cands) do
+    if #c.got > 0 then
+      local deadline = math.max(now + ttl, c.since)
+      latest = math.max(latest, deadline)
+      for _, f in ipairs(c.got) do redis.call('ZADD', leases, deadline, f .. ':' .. c.h) end
+      add_held(c.h, #c.got)
+      put_want(c.h, c.n)
+      local list = table.concat(c.got, ',')
+      local before = redis.call('HGET', handedkey, c.h)
+      redis.call('HSET', handedkey, c.h, before and (before .. ',' .. list) or list)
+      fresh[leases], fresh[handedkey] = true, true
+      redis.call('PUBLISH', channel, 'g:' .. list .. ':' .. c.tag .. ':' .. c.h)
+    end
+  end
+  return handed
+end
+`;

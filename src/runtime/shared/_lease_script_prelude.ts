@@ -1,0 +1,214 @@
+// The first part of the lease script (_lease_script.ts): its arguments, the
+// reclaim every call starts with, per-call views of the holders' counts and
+// wait records, and the helpers the operations share. Lua, kept as text.
+//
+// A call reads each hash it needs once (HGETALL into a Lua table) and keeps
+// the table in step with its own writes: a redis.call costs a few µs inside a
+// script, and the release script is on the path from one runtime's release to
+// another's start.
+export const LEASE_PRELUDE = `
+if redis.replicate_commands then redis.replicate_commands() end
+local leases, held, want, waiters, meta, fencekey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local tagkey, handedkey = KEYS[7], KEYS[8]
+local op, channel, holder = ARGV[1], ARGV[2], ARGV[3]
+local limit, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+
+local function fmt(x) return string.format('%.0f', x) end
+
+-- Keys this call may have created (written while perhaps absent): tidy gives
+-- them an expiry; the others already have one far enough out.
+local fresh = {}
+-- The latest lease deadline or wait-record expiry this call wrote (tidy's bound).
+local latest = now
+
+-- Reclaim: leases whose deadline has passed, wait records nobody refreshed.
+local expired = redis.call('ZRANGEBYSCORE', leases, '-inf', now)
+if #expired > 0 then
+  for _, m in ipairs(expired) do
+    local h = string.sub(m, string.find(m, ':', 1, true) + 1)
+    if redis.call('HINCRBY', held, h, -1) <= 0 then redis.call('HDEL', held, h) end
+  end
+  redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
+end
+local gone = redis.call('ZRANGEBYSCORE', waiters, '-inf', now)
+if #gone > 0 then
+  for _, h in ipairs(gone) do redis.call('HDEL', want, h) redis.call('HDEL', tagkey, h) end
+  redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now)
+end
+
+-- The key's meta fields (limit, exp), read once.
+local stored_limit, stored_exp, meta_read = nil, nil, false
+local function read_meta()
+  if not meta_read then
+    local m = redis.call('HMGET', meta, 'limit', 'exp')
+    stored_limit, stored_exp, meta_read = tonumber(m[1]), tonumber(m[2]), true
+  end
+end
+
+-- holder -> leases held, and holder -> leases waited for, in the store's
+-- order (ties in hand_over go by it): read once, then kept in step.
+local by, wants, want_order
+local function holdings()
+  if not by then
+    by = {}
+    local flat = redis.call('HGETALL', held)
+    for i = 1, #flat, 2 do by[flat[i]] = tonumber(flat[i + 1]) end
+  end
+  return by
+end
+local function waiting()
+  if not wants then
+    wants, want_order = {}, {}
+    local flat = redis.call('HGETALL', want)
+    for i = 1, #flat, 2 do
+      wants[flat[i]] = tonumber(flat[i + 1])
+      want_order[#want_order + 1] = flat[i]
+    end
+  end
+  return wants
+end
+
+-- Changes a holder's count by d (the hash loses it at 0).
+local function add_held(h, d)
+  local was_empty = by and next(by) == nil
+  local n = redis.call('HINCRBY', held, h, d)
+  if n <= 0 then redis.call('HDEL', held, h) n = nil end
+  if by then by[h] = n end
+  if d > 0 and (was_empty or not by) then fresh[held] = true end
+end
+
+-- Sets how many leases h waits for (0: its wait record goes).
+local function put_want(h, n)
+  local w = waiting()
+  if n > 0 then
+    if next(w) == nil then fresh[want], fresh[tagkey], fresh[waiters] = true, true, true end
+    redis.call('HSET', want, h, n)
+    if not w[h] then want_order[#want_order + 1] = h end
+  else
+    redis.call('HDEL', want, h)
+    redis.call('HDEL', tagkey, h)
+    redis.call('ZREM', waiters, h)
+    n = nil
+  end
+  w[h] = n
+end
+
+-- Other holders waiting now.
+local function others_waiting()
+  local n = 0
+  for h in pairs(waiting()) do if h ~= holder then n = n + 1 end end
+  return n
+end
+
+-- Holders taking part (holding or waiting), the caller always among them.
+local function participants()
+  local n, b, w = 0, holdings(), waiting()
+  for _ in pairs(b) do n = n + 1 end
+  for h in pairs(w) do if not b[h] then n = n + 1 end end
+  if not b[holder] and not w[holder] then n = n + 1 end
+  return n
+end
+
+-- Leases a holder may keep for its own forks while others wait (S4): an equal
+-- share rounded down. (Grants round up, so no capacity stays idle; holders
+-- above the rounded-down share give back, so the extra rotates.)
+local function share()
+  return math.floor(limit / participants())
+end
+
+-- S7: the first limit stays while anything is live; a different one is refused.
+local function limit_mismatch()
+  read_meta()
+  local stored = stored_limit
+  if stored and stored ~= limit
+    and redis.call('ZCARD', leases) + redis.call('ZCARD', waiters) > 0 then
+    return stored
+  end
+  if stored ~= limit then
+    if not stored then fresh[meta] = true end
+    redis.call('HSET', meta, 'limit', limit)
+    stored_limit = limit
+  end
+  return nil
+end
+
+-- A holder that starts waiting tells the others at once ('w:<share>:<holder>'),
+-- so that those handing leases to their own forks above the share give them back.
+-- The tag is the caller's own note of when it sent this call: a lease handed
+-- over later names it, and the caller counts that lease's local deadline from
+-- it (S2: the hand-over happened after this call reached Redis).
+local function set_want(n, tag)
+  local was = waiting()[holder]
+  if n > 0 then
+    put_want(holder, n)
+    redis.call('HSET', tagkey, holder, tag)
+    redis.call('ZADD', waiters, now + ttl, holder)
+    latest = math.max(latest, now + ttl)
+    if not was then redis.call('PUBLISH', channel, 'w:' .. share() .. ':' .. holder) end
+  elseif was then
+    put_want(holder, 0)
+  end
+end
+
+-- Leases handed to this holder that no reply has reported yet, still live.
+local function take_handed(out)
+  local list = redis.call('HGET', handedkey, holder)
+  local at = #out + 1
+  out[at] = 0
+  if not list then return end
+  redis.call('HDEL', handedkey, holder)
+  for f in string.gmatch(list, '[^,]+') do
+    if redis.call('ZSCORE', leases, f .. ':' .. holder) then
+      out[#out + 1] = tonumber(f)
+      out[at] = out[at] + 1
+    end
+  end
+end
+
+local function earliest()
+  local first = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
+  if #first == 0 then return -1 end
+  return math.ceil(tonumber(first[2]) - now)
+end
+
+-- Leaves nothing behind: keys go when nothing is live, and otherwise expire
+-- between 1 s and 1 s + ttl after the last deadline in them, should every
+-- holder die. All expire at one instant, kept in meta as 'exp'; it moves
+-- (every key re-armed) only when a deadline comes within 1 s of it, so most
+-- calls arm only the keys they may have created. Every deadline already in
+-- the keys lies 1 s or more before 'exp' (each call that wrote one saw to
+-- it), so only this call's own, 'latest', needs comparing.
+local function tidy()
+  if next(holdings()) == nil and next(waiting()) == nil then
+    redis.call('DEL', leases, held, want, waiters, meta, tagkey, handedkey)
+    return
+  end
+  read_meta()
+  local exp = stored_exp
+  local keys = {leases, held, want, waiters, meta, tagkey, handedkey}
+  if exp and exp >= latest + 1000 then
+    keys = {}
+    for k in pairs(fresh) do keys[#keys + 1] = k end
+  else
+    if not exp then
+      -- meta was gone (or new): the keys may hold deadlines this call did not write.
+      local last_lease = redis.call('ZRANGE', leases, -1, -1, 'WITHSCORES')
+      local last_wait = redis.call('ZRANGE', waiters, -1, -1, 'WITHSCORES')
+      if #last_lease > 0 then latest = math.max(latest, tonumber(last_lease[2])) end
+      if #last_wait > 0 then latest = math.max(latest, tonumber(last_wait[2])) end
+    end
+    exp = math.ceil(latest) + 1000 + ttl
+    redis.call('HSET', meta, 'exp', exp)
+  end
+  for _, k in ipairs(keys) do redis.call('PEXPIREAT', k, exp) end
+end
+
+-- S8: strictly increasing per key; never below Redis's clock in microseconds,
+-- so tokens keep increasing across a restart that lost the counter.
+local function next_fence()
+  local last = tonumber(redis.call('GET', fencekey) or '0')
+  return math.max(last + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+end
+`;
