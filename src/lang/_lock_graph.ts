@@ -10,6 +10,7 @@
 // graph), and walks from the holder: in a program of sequential processes the
 // holder is usually running, not waiting, and the walk ends at once.
 import { DeadlockError } from "../errors.ts";
+import { type Cancellation, holderName } from "./cancellation.ts";
 
 /** A variable's lock, as the graph sees it. */
 export interface GraphLock {
@@ -56,36 +57,21 @@ export function lockWaitsOf(holder: LockHolder): GraphLock[] {
   return current instanceof Set ? [...current] : [current];
 }
 
-/** The process's name, if it has one. */
-export let holderName: (holder: LockHolder) => string | undefined;
-
-/** "process 3 (name)", or "an evalLang script". */
-export let holderLabel: (holder: LockHolder) => string;
-
 /**
  * A party that can hold and wait for variables' locks: a process's (or an
- * evalLang script's) LangL object, through its base class. Its one field is
- * its name; its waits are kept in the graph's own table.
+ * evalLang script's) LangL object, through its Cancellation base class (one
+ * base class rather than two: each level is one more constructor per
+ * process). Its waits are kept in the graph's own table.
  */
-export abstract class LockHolder {
-  /** The process id (0 for an evalLang script). */
-  abstract readonly processId: number;
-  readonly #holderName: string | undefined;
+export type LockHolder = Cancellation;
 
-  constructor(name: string | undefined) {
-    this.#holderName = name;
-  }
-
-  static {
-    holderName = (holder) => holder.#holderName;
-    holderLabel = (holder) => {
-      if (holder.processId === 0) return "an evalLang script";
-      const name = holder.#holderName;
-      return name === undefined
-        ? `process ${holder.processId}`
-        : `process ${holder.processId} (${name})`;
-    };
-  }
+/** "process 3 (name)", or "an evalLang script". */
+export function holderLabel(holder: LockHolder): string {
+  if (holder.processId === 0) return "an evalLang script";
+  const name = holderName(holder);
+  return name === undefined
+    ? `process ${holder.processId}`
+    : `process ${holder.processId} (${name})`;
 }
 
 /** One step of a cycle: `holder` waits for `lock`, held by the next step's holder. */

@@ -13,7 +13,6 @@
 // and is part of LangL. The AbortController behind it is created only when
 // somebody asks for the signal: most processes never do.
 import type { ProcessCancelledError } from "../errors.ts";
-import { LockHolder } from "./_lock_graph.ts";
 
 /**
  * Something pending that a cancellation must call off at once (a delay).
@@ -48,11 +47,25 @@ class RareCancellation {
   moreHooks: Set<CancelHook> | undefined = undefined;
 }
 
-export abstract class Cancellation extends LockHolder {
+/** The process's name, if it has one (a lock holder's, for its label). */
+export let holderName: (cancellation: Cancellation) => string | undefined;
+
+/**
+ * Also the lock holder of the lock graph (_lock_graph.ts): the process's id
+ * and name.
+ */
+export abstract class Cancellation {
+  /** The process id (0 for an evalLang script). */
+  abstract readonly processId: number;
+  readonly #name: string | undefined;
   #reason: ProcessCancelledError | undefined = undefined;
   // A process usually has at most one pending delay: one slot, then a Set.
   #hook: CancelHook | undefined = undefined;
   #rare: RareCancellation | undefined = undefined;
+
+  constructor(name: string | undefined) {
+    this.#name = name;
+  }
 
   /** Aborted with the cancellation's reason once the process is cancelled. */
   get signal(): AbortSignal {
@@ -65,6 +78,7 @@ export abstract class Cancellation extends LockHolder {
   }
 
   static {
+    holderName = (cancellation) => cancellation.#name;
     cancellationReason = (cancellation) => cancellation.#reason;
 
     requestCancellation = (cancellation, reason) => {

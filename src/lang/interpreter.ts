@@ -16,6 +16,7 @@ import {
   addCancelHook,
   type CancelHook,
   Cancellation,
+  holderName,
   removeCancelHook,
   throwIfCancelled,
 } from "./cancellation.ts";
@@ -23,7 +24,6 @@ import { sleepOn, startTimer, stopTimer, type TimerClock, TimerEntry } from "../
 import type { ProcessCancelledError } from "../errors.ts";
 import type { EvalIOOptions, LangL, SharedVar, Transaction } from "./lang.ts";
 import { checkIOOptions, runIO } from "./_eval_io.ts";
-import { holderName } from "./_lock_graph.ts";
 import * as vars from "./_var_ops.ts";
 import { requireData, VarCell } from "./shared_var.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
@@ -70,7 +70,7 @@ export let setFence: (lang: LangInterpreter, fence: number) => void;
 export class LangInterpreter extends Cancellation implements LangL {
   readonly #core: RuntimeCore;
   // The random stream and the fencing token, which few processes have: one
-  // field instead of two (the name is the lock holder's, see holderName).
+  // field instead of two (the name is Cancellation's, see holderName).
   #extras: LangExtras | undefined = undefined;
 
   static {
