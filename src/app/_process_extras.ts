@@ -11,6 +11,8 @@ import { sleepOn } from "../runtime/clock.ts";
 import { joinAbort } from "./_abort_fanout.ts";
 
 export class ProcessExtras {
+  /** `ForkOptions.name`: most processes have none. */
+  name: string | undefined = undefined;
   /** Cancels the fork's `timeoutMs` sleep once the process stops. */
   timer: AbortController | undefined = undefined;
   /** `options.signal`, while the process runs; it shares the signal's one listener. */

@@ -53,9 +53,15 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
   constructor(
     readonly owner: ProcessOwner,
     readonly id: number,
-    readonly name: string | undefined,
+    name: string | undefined,
   ) {
     this.#lang = new LangInterpreter(owner.core, id, name);
+    if (name !== undefined) this.extras().name = name;
+  }
+
+  /** `ForkOptions.name` (with `[index]` for a forkAll item), if it was given. */
+  get name(): string | undefined {
+    return this.#extras?.name;
   }
 
   /** As a script mark (its script runs marked by its record): never procpool's own code. */

@@ -38,11 +38,12 @@ export let addCancelHook: (cancellation: Cancellation, hook: CancelHook) => void
 export let removeCancelHook: (cancellation: Cancellation, hook: CancelHook) => void;
 
 /**
- * What few processes need: the controller behind `signal`, and hooks beyond
- * the first. One field of every LangL object instead of two (each process
- * allocates one LangL object, so its fields are paid on every fork).
+ * What few processes need: a name, the controller behind `signal`, and hooks
+ * beyond the first. One field of every LangL object instead of three (each
+ * process allocates one LangL object, so its fields are paid on every fork).
  */
 class RareCancellation {
+  name: string | undefined = undefined;
   controller: AbortController | undefined = undefined;
   moreHooks: Set<CancelHook> | undefined = undefined;
 }
@@ -57,14 +58,13 @@ export let holderName: (cancellation: Cancellation) => string | undefined;
 export abstract class Cancellation {
   /** The process id (0 for an evalLang script). */
   abstract readonly processId: number;
-  readonly #name: string | undefined;
   #reason: ProcessCancelledError | undefined = undefined;
   // A process usually has at most one pending delay: one slot, then a Set.
   #hook: CancelHook | undefined = undefined;
   #rare: RareCancellation | undefined = undefined;
 
   constructor(name: string | undefined) {
-    this.#name = name;
+    if (name !== undefined) (this.#rare = new RareCancellation()).name = name;
   }
 
   /** Aborted with the cancellation's reason once the process is cancelled. */
@@ -78,7 +78,7 @@ export abstract class Cancellation {
   }
 
   static {
-    holderName = (cancellation) => cancellation.#name;
+    holderName = (cancellation) => cancellation.#rare?.name;
     cancellationReason = (cancellation) => cancellation.#reason;
 
     requestCancellation = (cancellation, reason) => {
