@@ -165,6 +165,46 @@ Deno.test("a long trace reads back every event, read while it grows and after", 
   }
 });
 
+Deno.test("cancelling processes in virtual delays stops their delays and no others", async () => {
+  // The clock finds a delay again from a number (its deadline modulo 2^15 and
+  // its index in its bucket): start just below 2^15 so that the deadlines
+  // wrap, and give each process two delays at once (the second one is
+  // hooked by pointer) that share deadlines with other processes'.
+  const start = 2 ** 15 - 8;
+  await using runtime = createTestRuntime({ maxProcesses: 10, seed: 1, start });
+  const ended: string[] = [];
+  let pendingAfterCancel = -1;
+  await runtime.runApp(async (app) => {
+    const handles = [];
+    for (let i = 0; i < 10; i++) {
+      handles.push(
+        await app.forkProcess(async (lang) => {
+          await lang.delay(2);
+          try {
+            await Promise.all([lang.delay(10), lang.delay(10 + i)]);
+            ended.push(`${i} done at ${lang.now() - start}`);
+          } catch (error) {
+            ended.push(`${i} ${(error as Error).name} at ${lang.now() - start}`);
+          }
+        }),
+      );
+    }
+    await app.evalLang((lang) => lang.delay(5));
+    assertEquals(runtime.clock.pending, 20);
+    for (const i of [1, 4, 9]) handles[i].cancel("stop");
+    pendingAfterCancel = runtime.clock.pending;
+    await Promise.allSettled(handles.map((h) => app.awaitResult(h)));
+  });
+  assertEquals(pendingAfterCancel, 14);
+  assertEquals(ended, [
+    "1 ProcessCancelledError at 5",
+    "4 ProcessCancelledError at 5",
+    "9 ProcessCancelledError at 5",
+    ...[0, 2, 3, 5, 6, 7, 8].map((i) => `${i} done at ${12 + i}`),
+  ]);
+  assertEquals(runtime.clock.pending, 0);
+});
+
 /** 200 processes with random delays, shared state and logs. */
 async function busyProgram(runtime: TestRuntime): Promise<unknown> {
   return await runtime.runApp(async (app) => {

@@ -38,6 +38,28 @@ export let addCancelHook: (cancellation: Cancellation, hook: CancelHook) => void
 export let removeCancelHook: (cancellation: Cancellation, hook: CancelHook) => void;
 
 /**
+ * Takes the hook's first slot by a number, a place from which `findPlaced`
+ * finds the hook again (a delay's place on the virtual clock); false if the
+ * slot is taken (then use addCancelHook). A LangL object lives long and is in
+ * V8's old generation: writing it a pointer to each new delay cost about as
+ * much as the rest of a virtual delay, writing it a small integer nothing.
+ */
+export let addPlacedHook: (cancellation: Cancellation, place: number) => boolean;
+
+/** Forgets a hook taken by addPlacedHook. */
+export let removePlacedHook: (cancellation: Cancellation, place: number) => void;
+
+let findPlaced: (cancellation: Cancellation, place: number) => CancelHook | undefined = () =>
+  undefined;
+
+/** How places given to addPlacedHook are turned back into hooks (the interpreter's delays). */
+export function setPlacedHookFinder(
+  find: (cancellation: Cancellation, place: number) => CancelHook | undefined,
+): void {
+  findPlaced = find;
+}
+
+/**
  * What few processes need: a name, the controller behind `signal`, and hooks
  * beyond the first. One field of every LangL object instead of three (each
  * process allocates one LangL object, so its fields are paid on every fork).
@@ -60,7 +82,8 @@ export abstract class Cancellation {
   abstract readonly processId: number;
   #reason: ProcessCancelledError | undefined = undefined;
   // A process usually has at most one pending delay: one slot, then a Set.
-  #hook: CancelHook | undefined = undefined;
+  // The slot holds a hook, or the place of one (addPlacedHook).
+  #hook: CancelHook | number | undefined = undefined;
   #rare: RareCancellation | undefined = undefined;
 
   constructor(name: string | undefined) {
@@ -86,7 +109,8 @@ export abstract class Cancellation {
       cancellation.#reason = reason;
       const rare = cancellation.#rare;
       rare?.controller?.abort(reason);
-      const hook = cancellation.#hook;
+      const first = cancellation.#hook;
+      const hook = typeof first === "number" ? findPlaced(cancellation, first) : first;
       const more = rare?.moreHooks;
       cancellation.#hook = undefined;
       if (more !== undefined) rare!.moreHooks = undefined;
@@ -103,6 +127,16 @@ export abstract class Cancellation {
     removeCancelHook = (cancellation, hook) => {
       if (cancellation.#hook === hook) cancellation.#hook = undefined;
       else cancellation.#rare?.moreHooks?.delete(hook);
+    };
+
+    addPlacedHook = (cancellation, place) => {
+      if (cancellation.#hook !== undefined) return false;
+      cancellation.#hook = place;
+      return true;
+    };
+
+    removePlacedHook = (cancellation, place) => {
+      if (cancellation.#hook === place) cancellation.#hook = undefined;
     };
   }
 }

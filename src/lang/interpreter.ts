@@ -14,13 +14,24 @@ import type { LogLevel } from "../runtime/observer.ts";
 import type { RandomStream } from "../runtime/random.ts";
 import {
   addCancelHook,
+  addPlacedHook,
   type CancelHook,
   Cancellation,
   holderName,
   removeCancelHook,
+  removePlacedHook,
+  setPlacedHookFinder,
   throwIfCancelled,
 } from "./cancellation.ts";
-import { sleepOn, startTimer, stopTimer, type TimerClock, TimerEntry } from "../runtime/clock.ts";
+import {
+  placeTimer,
+  sleepOn,
+  startTimer,
+  stopTimer,
+  timerAt,
+  type TimerClock,
+  TimerEntry,
+} from "../runtime/clock.ts";
 import type { ProcessCancelledError } from "../errors.ts";
 import type { EvalIOOptions, LangL, SharedVar, Transaction } from "./lang.ts";
 import { checkIOOptions, runIO } from "./_eval_io.ts";
@@ -39,13 +50,16 @@ const LOG_METHOD: Record<LogLevel, "debug" | "info" | "warn" | "error"> = {
 class PendingDelay extends TimerEntry implements CancelHook, Settler<void> {
   resolve!: () => void;
   reject!: (reason: unknown) => void;
+  /** Its place on the clock if the process's hook slot holds that (addPlacedHook), else -1. */
+  place = -1;
 
   constructor(readonly clock: TimerClock, readonly cancellation: Cancellation) {
     super();
   }
 
   timerFired(): void {
-    removeCancelHook(this.cancellation, this);
+    if (this.place >= 0) removePlacedHook(this.cancellation, this.place);
+    else removeCancelHook(this.cancellation, this);
     this.resolve();
   }
 
@@ -75,6 +89,11 @@ export class LangInterpreter extends Cancellation implements LangL {
 
   static {
     setFence = (lang, fence) => (lang.#extras ??= new LangExtras()).fence = fence;
+    setPlacedHookFinder((lang, place) => {
+      if (!(lang instanceof LangInterpreter)) return undefined;
+      const entry = lang.#core.timerClock?.[timerAt]?.(place);
+      return entry instanceof PendingDelay && entry.cancellation === lang ? entry : undefined;
+    });
   }
 
   constructor(core: RuntimeCore, readonly processId: number, name: string | undefined) {
@@ -95,8 +114,11 @@ export class LangInterpreter extends Cancellation implements LangL {
       if (clock === undefined) return sleepOn(this.#core.clock, ms, this.signal, "delay ms");
       const pending = new PendingDelay(clock, this);
       const promise = promiseFor<void>(pending);
-      clock[startTimer](ms, pending);
-      addCancelHook(this, pending);
+      let place = -1;
+      if (clock[placeTimer] === undefined) clock[startTimer](ms, pending);
+      else place = clock[placeTimer](ms, pending);
+      if (place >= 0 && addPlacedHook(this, place)) pending.place = place;
+      else addCancelHook(this, pending);
       return promise;
     } catch (error) {
       return Promise.reject(error);

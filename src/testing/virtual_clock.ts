@@ -6,7 +6,14 @@
  */
 import { setImmediate } from "node:timers";
 import TinyQueue from "tinyqueue";
-import { type Clock, startTimer, stopTimer, TimerEntry } from "../runtime/clock.ts";
+import {
+  type Clock,
+  placeTimer,
+  startTimer,
+  stopTimer,
+  timerAt,
+  TimerEntry,
+} from "../runtime/clock.ts";
 import { requireDuration, requireNumber, requireSignal, show } from "../_validate.ts";
 
 /** The timers due at one instant, in the order they were started. */
@@ -32,6 +39,13 @@ class Sleep extends TimerEntry {
 
 /** The clock's range: time must be able to move by 1 ms everywhere in it. */
 const LIMIT = Number.MAX_SAFE_INTEGER;
+
+// A timer's place (see TimerClock) is its deadline modulo PLACE_SPAN and its
+// index in its bucket, in one small integer (a V8 Smi, stored without a
+// write barrier). The deadline is found again from the time: a timer shorter
+// than PLACE_SPAN has the only deadline of that residue in [now, now + SPAN).
+const PLACE_SPAN = 1 << 15;
+const PLACE_SLOTS = 1 << 15;
 
 /** One macrotask turn: everything already queued as a microtask has run. */
 export function nextTurn(): Promise<void> {
@@ -134,6 +148,15 @@ export class VirtualClock implements Clock {
    * @ignore
    */
   [startTimer](ms: number, entry: TimerEntry): void {
+    this[placeTimer](ms, entry);
+  }
+
+  /**
+   * The fast path with a place to find the timer again (see `timerAt`).
+   *
+   * @ignore
+   */
+  [placeTimer](ms: number, entry: TimerEntry): number {
     if (this.#onTimer !== undefined) {
       const wake = this.#onTimer;
       this.#onTimer = undefined;
@@ -145,7 +168,7 @@ export class VirtualClock implements Clock {
       this.#never.live++;
       this.#pending++;
       entry._clockState = this.#never;
-      return;
+      return -1;
     }
     let bucket = this.#buckets.get(deadline);
     if (bucket === undefined) {
@@ -153,10 +176,29 @@ export class VirtualClock implements Clock {
       this.#buckets.set(deadline, bucket);
       this.#deadlines.push(deadline);
     }
-    bucket.entries.push(entry);
+    const index = bucket.entries.push(entry) - 1;
     bucket.live++;
     this.#pending++;
     entry._clockState = bucket;
+    return ms < PLACE_SPAN && index < PLACE_SLOTS && Number.isInteger(deadline) && deadline >= 0
+      ? (deadline % PLACE_SPAN) * PLACE_SLOTS + index
+      : -1;
+  }
+
+  /**
+   * The running timer at `place`, as `placeTimer` returned it.
+   *
+   * @ignore
+   */
+  [timerAt](place: number): TimerEntry | undefined {
+    const index = place % PLACE_SLOTS;
+    const residue = (place - index) / PLACE_SLOTS;
+    // The deadline is an integer, not before now and less than PLACE_SPAN after it.
+    const from = Math.ceil(this.#now);
+    const deadline = from + (((residue - from) % PLACE_SPAN) + PLACE_SPAN) % PLACE_SPAN;
+    const bucket = this.#buckets.get(deadline);
+    const entry = bucket?.entries[index];
+    return entry !== undefined && entry._clockState === bucket ? entry : undefined;
   }
 
   /**
