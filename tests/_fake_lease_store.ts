@@ -113,7 +113,7 @@ export class FakeLeaseStore implements LeaseStore {
     });
   }
 
-  subscribe(onNotice: (notice: Notice) => void): ReleaseSubscription {
+  subscribe(onNotice: (notice: Notice) => void, _holder: string): ReleaseSubscription {
     this.subscriptions++;
     this.#onNotice = onNotice;
     return {

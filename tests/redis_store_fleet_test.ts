@@ -121,7 +121,7 @@ Deno.test("redis lease store: the fleet", async (t) => {
           : notice.kind,
       );
       if (notice.kind === "granted") granted();
-    });
+    }, "C"); // grants are heard on their holder's own channel
     try {
       await subscription.ready;
       const a = await store.acquire("A", 2);

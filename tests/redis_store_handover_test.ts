@@ -19,9 +19,11 @@ Deno.test("redis lease store: hand-over inside release", async (t) => {
     async () => {
       const store = fx.store({ limit: 1, leaseMs: 10_000 });
       const notices: Notice[] = [];
-      const subscription = store.subscribe((notice) => notices.push(notice));
+      const subscription = store.subscribe((notice) => notices.push(notice), "B");
+      const others: Notice[] = []; // a third runtime's: the grant to B is not its business
+      const other = store.subscribe((notice) => others.push(notice), "C");
       try {
-        await subscription.ready;
+        await Promise.all([subscription.ready, other.ready]);
         const [mine] = (await store.acquire("A", 1)).granted;
         assertEquals((await store.acquire("B", 2, 1234.5)).granted, []);
         const released = await store.release("A", [mine]);
@@ -41,11 +43,17 @@ Deno.test("redis lease store: hand-over inside release", async (t) => {
         assertEquals(notices.filter((n) => n.kind !== "wanted"), [
           { kind: "granted", holder: "B", fences: [Number(fence)], tag: 1234.5 },
         ]); // no "released": nothing was left free
+        // Notices arrive in publish order: C hears the next "wanted", never the grant.
+        await store.wait("Z", 1, 1);
+        await until(() => others.some((n) => n.kind === "wanted" && n.holder === "Z"), 2_000, "Z");
+        assertEquals(others.filter((n) => n.kind === "granted"), []);
+        await store.wait("Z", 0, 2);
         // B's next call reports the hand-over once (a lost notice is caught here).
         assertEquals((await store.renew("B", [])).handed, [Number(fence)]);
         assertEquals((await store.wait("B", 1, 1300)).handed, []);
       } finally {
         await subscription.close();
+        await other.close();
       }
     },
   );

@@ -1,7 +1,8 @@
 // Admitting a process on a runtime with a shared capacity (API.md S1): the
 // lease that came with its slot goes to the process.
+import type { LeaseLostError } from "../errors.ts";
 import { setFence } from "../lang/interpreter.ts";
-import type { Lease } from "../runtime/shared/lease_manager.ts";
+import type { Lease, LeaseLossListener } from "../runtime/shared/lease_manager.ts";
 import type { SharedSlotPool } from "../runtime/shared/shared_slot_pool.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import type { ProcessRecord } from "./process.ts";
@@ -23,26 +24,25 @@ export function admitUnderLease(
   }
   if (lease === undefined) return;
   setFence(record.lang, lease.fence);
-  if (lease.signal.aborted) record.leaseLost(lease.signal.reason);
-  const hold = record.extras().lease = new LeaseHold(lease, record);
-  lease.signal.addEventListener("abort", hold, { once: true });
+  if (lease.lostReason !== undefined) record.leaseLost(lease.lostReason);
+  lease.listener = record.extras().lease = new LeaseHold(lease, record);
 }
 
 /**
  * A running process's lease (S1), and its listener for the lease's loss
- * (S2): an event listener object rather than a closure, one allocation.
+ * (S2): one object for both, one allocation.
  */
-export class LeaseHold {
+export class LeaseHold implements LeaseLossListener {
   constructor(readonly lease: Lease, readonly record: ProcessRecord) {}
 
-  handleEvent(): void {
-    this.record.leaseLost(this.lease.signal.reason);
+  leaseLost(reason: LeaseLostError): void {
+    this.record.leaseLost(reason);
   }
 
   /** The process stopped: the lease goes back through the pool. */
   release(shared: SharedSlotPool): void {
     this.record.extras().lease = undefined;
-    this.lease.signal.removeEventListener("abort", this);
+    if (this.lease.listener === this) this.lease.listener = undefined;
     shared.releaseLease(this.lease);
   }
 }

@@ -262,7 +262,7 @@ export class HeldLeases {
     const idleAt = this.#idle.indexOf(entry);
     if (idleAt >= 0) this.#idle.splice(idleAt, 1);
     const { store } = this.#options;
-    entry.controller.abort(new LeaseLostError(store.key, store.leaseMs));
+    entry.lose(new LeaseLostError(store.key, store.leaseMs));
     if (!entry.busy) this.giveBack(entry); // a busy one goes back when its process stops
     else {
       this.#lostBusy.add(entry.fence);

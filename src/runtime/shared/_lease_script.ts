@@ -31,7 +31,8 @@
 // (pub/sub is at-most-once) learns of them here and gives them back.
 // Notices on the channel: 'r' when leases were released (and not handed
 // over) while others wait, 'w:<share>:<holder>' when a holder starts waiting,
-// 'g:<fence,...>:<tag>:<holder>' when a release handed leases to a waiter.
+// 'g:<fence,...>:<tag>:<holder>' when a release handed leases to a waiter,
+// on that waiter's own channel, '<channel>:<holder>'.
 import { LEASE_HAND_OVER } from "./_lease_script_hand_over.ts";
 import { LEASE_PRELUDE } from "./_lease_script_prelude.ts";
 

@@ -60,7 +60,8 @@ local function hand_over(count)
       local before = redis.call('HGET', handedkey, c.h)
       redis.call('HSET', handedkey, c.h, before and (before .. ',' .. list) or list)
       fresh[leases], fresh[handedkey] = true, true
-      redis.call('PUBLISH', channel, 'g:' .. list .. ':' .. c.tag .. ':' .. c.h)
+      -- On the waiter's own channel (redis_store.ts grantChannel): it alone wakes.
+      redis.call('PUBLISH', channel .. ':' .. c.h, 'g:' .. list .. ':' .. c.tag .. ':' .. c.h)
     end
   end
   return handed

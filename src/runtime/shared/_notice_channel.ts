@@ -17,6 +17,7 @@ export class NoticeChannel {
 
   constructor(
     readonly store: LeaseStore,
+    readonly holder: string,
     readonly clock: Clock,
     readonly logger: LeaseLogger | undefined,
     readonly onNotice: (notice: Notice) => void,
@@ -46,7 +47,7 @@ export class NoticeChannel {
   #subscribe(): ReleaseSubscription {
     const subscription = this.store.subscribe((notice) => {
       if (!this.#closed) this.onNotice(notice);
-    });
+    }, this.holder);
     this.#subscription = subscription;
     subscription.ready.then(() => {
       if (this.#subscription === subscription) this.#subscribed = true;

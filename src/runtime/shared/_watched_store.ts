@@ -58,8 +58,8 @@ export class WatchedStore implements LeaseStore {
     return this.#watch("wait", this.inner.wait(holder, want, tag));
   }
 
-  subscribe(onNotice: (notice: Notice) => void): ReleaseSubscription {
-    return this.inner.subscribe(onNotice);
+  subscribe(onNotice: (notice: Notice) => void, holder: string): ReleaseSubscription {
+    return this.inner.subscribe(onNotice, holder);
   }
 
   #watch<T>(operation: string, call: Promise<T>): Promise<T> {

@@ -16,7 +16,7 @@ import { StoreHealthLog } from "./_store_health.ts";
 import { WatchedStore } from "./_watched_store.ts";
 import type { LeaseManagerOptions, LeaseWaiter } from "./_lease_contracts.ts";
 
-export type { Lease } from "./_lease_entry.ts";
+export type { Lease, LeaseLossListener } from "./_lease_entry.ts";
 export { type LeaseLogger, type LeaseManagerOptions, LeaseWaiter } from "./_lease_contracts.ts";
 
 /** How long after the earliest lease deadline a waiter tries again (S2: within leaseMs + 250). */
@@ -66,6 +66,7 @@ export class LeaseManager {
     this.#wake = new LeaseTimer(this.#clock, () => this.#pump());
     this.#notices = new NoticeChannel(
       store,
+      this.holder,
       this.#clock,
       options.logger,
       (notice) => this.#heard(notice),

@@ -113,7 +113,8 @@ export interface LeaseStore {
   /**
    * Calls `onNotice` for each notice on this key, from a connection of its
    * own: "released" when leases went back while others wait, "wanted" when a
-   * holder starts waiting.
+   * holder starts waiting, and "granted" when a release handed leases to
+   * `holder` (grants to other holders need not be heard).
    */
-  subscribe(onNotice: (notice: Notice) => void): ReleaseSubscription;
+  subscribe(onNotice: (notice: Notice) => void, holder: string): ReleaseSubscription;
 }

@@ -32,6 +32,15 @@ export function redisKeys(key: string): RedisKeys {
   };
 }
 
+/**
+ * Where a release tells `holder` of the leases it handed it: a channel per
+ * holder, so that a hand-over wakes the one runtime it concerns (the others
+ * would compete with it for a CPU at that very moment).
+ */
+export function grantChannel(channel: string, holder: string): string {
+  return `${channel}:${holder}`;
+}
+
 let scriptSha: Promise<string> | undefined;
 /** The SHA once known: later calls write their EVALSHA at once, not a microtask later. */
 let knownSha: string | undefined;
@@ -99,14 +108,15 @@ export class RedisLeaseStore implements LeaseStore {
     return fleetView(reply);
   }
 
-  subscribe(onNotice: (notice: Notice) => void): ReleaseSubscription {
+  subscribe(onNotice: (notice: Notice) => void, holder: string): ReleaseSubscription {
     const connection = this.#client.duplicate();
     // Without a listener ioredis prints every connection error; the lease
     // manager learns about an unreachable store from its own calls instead.
     connection.on("error", () => {});
     const channel = this.#names.channel;
+    const own = grantChannel(channel, holder);
     connection.on("message", (from: string, message: string) => {
-      if (from !== channel) return;
+      if (from !== channel && from !== own) return;
       if (message.startsWith("g:")) return onNotice(grantNotice(message));
       if (!message.startsWith("w:")) return onNotice(RELEASED);
       const at = message.indexOf(":", 2);
@@ -124,10 +134,10 @@ export class RedisLeaseStore implements LeaseStore {
     if (options !== undefined) options.autoResubscribe = false;
     let readies = 0;
     connection.on("ready", () => {
-      if (readies++ > 0) connection.subscribe(channel).catch(() => {});
+      if (readies++ > 0) connection.subscribe(channel, own).catch(() => {});
     });
     let subscribed = false;
-    const ready = connection.subscribe(channel).then(() => {
+    const ready = connection.subscribe(channel, own).then(() => {
       subscribed = true;
     });
     let closing: Promise<void> | undefined;
