@@ -220,27 +220,39 @@ export async function latency(waiters: number, capacity: number): Promise<Latenc
 
 export interface Virtual {
   readonly eventsPerSecond: number;
+  /** The bare heap-of-sleepers loop's events per second, measured in the same runs. */
+  readonly floorEventsPerSecond: number;
   readonly markdown: string;
 }
 
 export async function virtual(processes: number, delays: number): Promise<Virtual> {
   log("virtual clock");
-  const r = await runScript<{ events: number; ms: number[] }>(
+  const r = await runScript<{ events: number; ms: number[]; floorMs: number[] }>(
     "virtual_runner.ts",
     [processes, delays],
     GC,
   );
   if (r === TIMED_OUT) throw new Error("unreachable: no timeout");
   const eventsPerSecond = r.events / (median(r.ms) / 1000);
+  const floorEventsPerSecond = r.events / (median(r.floorMs) / 1000);
   const markdown = markdownTable(
     ["workload", "delay events", "median ms", "events/s", "runs (ms)"],
-    [[
-      `${fmt(processes)} processes × ${delays} delays, createTestRuntime`,
-      fmt(r.events),
-      fmt(median(r.ms), 1),
-      fmt(eventsPerSecond),
-      r.ms.map((ms) => fmt(ms)).join(", "),
-    ]],
+    [
+      [
+        `${fmt(processes)} processes × ${delays} delays, createTestRuntime`,
+        fmt(r.events),
+        fmt(median(r.ms), 1),
+        fmt(eventsPerSecond),
+        r.ms.map((ms) => fmt(ms)).join(", "),
+      ],
+      [
+        "floor: the same async loops on a bare heap of resolvers (no runtime, trace or cancellation)",
+        fmt(r.events),
+        fmt(median(r.floorMs), 1),
+        fmt(floorEventsPerSecond),
+        r.floorMs.map((ms) => fmt(ms)).join(", "),
+      ],
+    ],
   );
-  return { eventsPerSecond, markdown };
+  return { eventsPerSecond, floorEventsPerSecond, markdown };
 }

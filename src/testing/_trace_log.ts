@@ -33,20 +33,25 @@ export class TraceLog {
 
   /** Bound once, so the observer call allocates nothing. */
   readonly record: RuntimeObserver["trace"] = (processId, op, time) => {
-    if (this.#length === this.#end) this.#grow();
-    let opCode = op === this.#lastOp ? this.#lastOpCode : this.#opIndex.get(op);
+    const length = this.#length;
+    if (length === this.#end) this.#grow();
+    if (op !== this.#lastOp) this.#switchOp(op);
+    const slot = length & (CHUNK - 1);
+    this.#idChunk[slot] = processId;
+    this.#opChunk[slot] = this.#lastOpCode;
+    this.#timeChunk[slot] = time;
+    this.#length = length + 1;
+  };
+
+  #switchOp(op: string): void {
+    let opCode = this.#opIndex.get(op);
     if (opCode === undefined) {
       opCode = this.#opNames.push(op) - 1;
       this.#opIndex.set(op, opCode);
     }
     this.#lastOp = op;
     this.#lastOpCode = opCode;
-    const slot = this.#length & (CHUNK - 1);
-    this.#idChunk[slot] = processId;
-    this.#opChunk[slot] = opCode;
-    this.#timeChunk[slot] = time;
-    this.#length++;
-  };
+  }
 
   /** Makes room for one more event: a new chunk, or the first one doubled. */
   #grow(): void {
