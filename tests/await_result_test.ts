@@ -8,6 +8,7 @@ import {
   type ProcessHandle,
   ProcessTimeoutError,
   Runtime,
+  ScopeClosedError,
 } from "../mod.ts";
 import { createTestRuntime } from "../testing.ts";
 
@@ -288,5 +289,29 @@ Deno.test("several awaits on one process: those that give up leave the others wa
     assertInstanceOf(outcomes[2], AwaitTimeoutError);
     assertEquals([outcomes[1], outcomes[3]], ["seen", "seen"]);
     assertEquals(runtime.clock.now(), 1_000);
+  });
+});
+
+Deno.test("awaits from the process's own scope and from a nested one: a scope's end rejects only its own", async () => {
+  await using runtime = createTestRuntime({ maxProcesses: 1, seed: 1 });
+  await runtime.runApp(async (app) => {
+    const slow = await app.forkProcess(async (lang) => {
+      await lang.delay(100);
+      return "done";
+    });
+    // The nested scope's await comes first, and is still its scope's: only
+    // an await from the process's own scope is settled by the process itself
+    // (the first of them; the second is a listed wait).
+    let inner: Promise<unknown> | undefined;
+    const nested = app.scope((child) => {
+      inner = child.awaitResult(slow).catch((e) => e);
+      return Promise.reject(new Error("the nested body failed"));
+    });
+    const own = [app.awaitResult(slow), app.awaitResult(slow)];
+    await assertRejects(() => nested, Error, "the nested body failed");
+    assertInstanceOf(await inner, ScopeClosedError);
+    assertEquals(slow.status, "running");
+    assertEquals(await Promise.all(own), ["done", "done"]);
+    assertEquals(runtime.clock.now(), 100);
   });
 });
