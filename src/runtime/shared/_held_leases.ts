@@ -6,6 +6,7 @@ import type { Clock } from "../clock.ts";
 import { LeaseTimer } from "./_lease_timer.ts";
 import type { Fence, LeaseStore } from "./lease_store.ts";
 import { LeaseEntry, type StoreHealth } from "./_lease_entry.ts";
+import { ReleaseBatch } from "./_release_batch.ts";
 
 export interface HeldLeasesOptions {
   readonly store: LeaseStore;
@@ -35,8 +36,7 @@ export class HeldLeases {
   readonly #lostBusy = new Set<Fence>();
   /** Leases handed over that a reply reported before their notice came, given back, and when. */
   readonly #orphans = new Map<Fence, number>();
-  #releases: Fence[] = [];
-  #releasing: Promise<unknown> | undefined = undefined;
+  readonly #releases: ReleaseBatch;
   /** When the renew timer fires, while it is armed. */
   #renewAt = Infinity;
   /** When the deadline timer fires, while it is armed. */
@@ -58,6 +58,11 @@ export class HeldLeases {
     });
     this.#deadlineTimer = new LeaseTimer(options.clock, () => this.#expire());
     this.#idleTimer = new LeaseTimer(options.clock, () => this.#flushIdle());
+    this.#releases = new ReleaseBatch({
+      ...options,
+      answered: (result, sentAt) => this.heard(result, sentAt),
+      freed: options.onFreed,
+    });
   }
 
   /** A lease's local life: the store's, less the stop margin. */
@@ -67,7 +72,7 @@ export class HeldLeases {
 
   /** The last release call, while it is unanswered. */
   get releasing(): Promise<unknown> | undefined {
-    return this.#releasing;
+    return this.#releases.inFlight;
   }
 
   /** Leases held (busy or idle), lost ones excluded. */
@@ -93,7 +98,7 @@ export class HeldLeases {
   /** Whether this runtime has heard of `fence` (holds it, runs it lost, gives it back, gave it back unheard-of). */
   heardOf(fence: Fence): boolean {
     return this.#entries.has(fence) || this.#lostBusy.has(fence) || this.#orphans.has(fence) ||
-      this.#releases.includes(fence);
+      this.#releases.has(fence);
   }
 
   /**
@@ -159,9 +164,7 @@ export class HeldLeases {
   }
 
   #queueRelease(fence: Fence): void {
-    if (this.#closed) return;
-    this.#releases.push(fence);
-    if (this.#releases.length === 1) queueMicrotask(() => this.#sendReleases());
+    if (!this.#closed) this.#releases.add(fence);
   }
 
   /** Renews within `ms`, unless a renewal comes sooner already. */
@@ -201,11 +204,10 @@ export class HeldLeases {
   close(): Fence[] {
     this.#closed = true;
     for (const timer of [this.#renewTimer, this.#deadlineTimer, this.#idleTimer]) timer.clear();
-    const fences = [...this.#entries.keys(), ...this.#lostBusy, ...this.#releases];
+    const fences = [...this.#entries.keys(), ...this.#lostBusy, ...this.#releases.close()];
     this.#entries.clear();
     this.#lostBusy.clear();
     this.#idle.length = 0;
-    this.#releases = [];
     return fences;
   }
 
@@ -278,29 +280,5 @@ export class HeldLeases {
       else this.#idle.push(entry);
     }
     if (this.#idle.length > 0) this.#idleTimer.set(this.#options.idleKeepMs);
-  }
-
-  async #sendReleases(): Promise<void> {
-    const fences = this.#releases;
-    this.#releases = [];
-    if (fences.length === 0 || this.#closed) return;
-    const sentAt = this.#options.clock.now();
-    let freed = true;
-    const call = this.#options.store.release(this.#options.holder, fences);
-    this.#releasing = call;
-    try {
-      const result = await call;
-      if (this.#releasing === call) this.#releasing = undefined;
-      if (this.#closed) return;
-      this.heard(result, sentAt);
-      // Leases the store handed straight to other waiters freed nothing here:
-      // asking again would cost a round trip per job and find nothing.
-      freed = result.released > (result.handedOver ?? 0);
-    } catch (error) {
-      if (this.#releasing === call) this.#releasing = undefined;
-      // The leases expire in the store: the bound holds, capacity returns later.
-      if (!this.#closed) this.#options.health.failed("release", error);
-    }
-    if (freed && !this.#closed) this.#options.onFreed();
   }
 }

@@ -12,6 +12,7 @@ import type { Lease, LeaseEntry } from "./_lease_entry.ts";
 import { LeaseTimer } from "./_lease_timer.ts";
 import type { LeaseStore, Notice } from "./lease_store.ts";
 import { NoticeChannel } from "./_notice_channel.ts";
+import { PollBackoff } from "./_poll_backoff.ts";
 import { StoreHealthLog } from "./_store_health.ts";
 import { WatchedStore } from "./_watched_store.ts";
 import type { LeaseManagerOptions, LeaseWaiter } from "./_lease_contracts.ts";
@@ -19,8 +20,6 @@ import type { LeaseManagerOptions, LeaseWaiter } from "./_lease_contracts.ts";
 export type { Lease, LeaseLossListener } from "./_lease_entry.ts";
 export { type LeaseLogger, type LeaseManagerOptions, LeaseWaiter } from "./_lease_contracts.ts";
 
-/** How long after the earliest lease deadline a waiter tries again (S2: within leaseMs + 250). */
-const EXPIRY_MARGIN_MS = 20;
 /** Dispose gives up returning leases after this long (S6); they expire in the store. */
 const DISPOSE_LIMIT_MS = 1_000;
 
@@ -29,9 +28,7 @@ export class LeaseManager {
   readonly #store: LeaseStore;
   readonly #maxHeld: number;
   readonly #clock: Clock;
-  readonly #random: () => number;
-  readonly #pollMinMs: number;
-  readonly #pollMaxMs: number;
+  readonly #poll: PollBackoff;
   readonly #held: HeldLeases;
   readonly #waiters = new LinkedQueue<LeaseWaiter>();
   /** What the store believes this holder waits for. */
@@ -45,7 +42,6 @@ export class LeaseManager {
   #pumpQueued = false;
   #acquireAgain = false;
   #newDemand = false;
-  #pollAttempt = 0;
   #disposed = false;
   readonly #health: StoreHealthLog;
   readonly #notices: NoticeChannel;
@@ -60,9 +56,10 @@ export class LeaseManager {
     this.#maxHeld = options.maxHeld;
     this.holder = options.holder ?? crypto.randomUUID();
     this.#clock = options.clock ?? monotonicClock;
-    this.#random = options.random ?? Math.random;
-    this.#pollMinMs = options.pollMinMs ?? 50;
-    this.#pollMaxMs = options.pollMaxMs ?? Math.min(1_000, Math.floor(store.leaseMs / 3));
+    const random = options.random ?? Math.random;
+    const pollMinMs = options.pollMinMs ?? 50;
+    const pollMaxMs = options.pollMaxMs ?? Math.min(1_000, Math.floor(store.leaseMs / 3));
+    this.#poll = new PollBackoff(pollMinMs, pollMaxMs, random);
     this.#wake = new LeaseTimer(this.#clock, () => this.#pump());
     this.#notices = new NoticeChannel(
       store,
@@ -75,11 +72,11 @@ export class LeaseManager {
       store,
       holder: this.holder,
       clock: this.#clock,
-      random: this.#random,
+      random,
       renewEveryMs: options.renewEveryMs ?? Math.floor(store.leaseMs / 3),
       stopMarginMs: options.stopMarginMs ?? 0,
       idleKeepMs: options.idleKeepMs ?? 5,
-      retryMs: this.#pollMinMs,
+      retryMs: pollMinMs,
       health,
       onFreed: () => {
         if (this.#waiters.size > 0) this.#pump();
@@ -216,8 +213,7 @@ export class LeaseManager {
     this.#wake.clear();
     try {
       await this.#notices.ready();
-      // A release in flight goes first: in the store, this call's script would
-      // run before the release's hand-over notice goes out.
+      // A release in flight goes first (in the store this script would delay its notice).
       await this.#held.releasing?.catch(() => {});
       if (this.#disposed) return;
       const want = wanted();
@@ -240,8 +236,9 @@ export class LeaseManager {
       this.#recorded = this.#storeWant > 0;
       for (const fence of result.granted) this.#grant(this.#held.add(fence, sentAt));
       this.#held.unheard(result.handed);
-      if (result.granted.length > 0) this.#pollAttempt = 0;
-      if (this.#storeWant > 0) this.#scheduleWake(result.earliestMs);
+      if (result.granted.length > 0) this.#poll.reset();
+      // Next try: a notice, the earliest deadline, or the polling fallback, whichever first.
+      if (this.#storeWant > 0) this.#wake.set(this.#poll.next(result.earliestMs));
     } catch (error) {
       if (this.#disposed) return;
       if (error instanceof CapacityMismatchError) {
@@ -251,7 +248,7 @@ export class LeaseManager {
         }
       } else {
         this.#health.failed("acquire", error);
-        this.#scheduleWake(-1);
+        this.#wake.set(this.#poll.next(-1));
       }
     } finally {
       this.#acquiring = false;
@@ -288,14 +285,6 @@ export class LeaseManager {
     if (this.#waiters.size > 0 ? this.#storeWant === 0 : this.#storeWant > 0) this.#pump();
   }
 
-  /** Next try: a release notice, the earliest deadline, or the polling fallback, whichever first. */
-  #scheduleWake(earliestMs: number): void {
-    const cap = Math.min(this.#pollMaxMs, this.#pollMinMs * 2 ** Math.min(30, this.#pollAttempt++));
-    let delay = cap * (0.5 + this.#random() / 2); // jitter: [cap/2, cap)
-    if (earliestMs >= 0) delay = Math.min(delay, earliestMs + EXPIRY_MARGIN_MS);
-    this.#wake.set(delay);
-  }
-
   #heard(notice: Notice): void {
     if (this.#disposed) return;
     if (notice.kind === "wanted") {
@@ -303,7 +292,7 @@ export class LeaseManager {
     } else if (notice.kind === "granted") {
       if (notice.holder === this.holder) this.#handedOver(notice.fences, notice.tag);
     } else if (this.#waiters.size > 0) {
-      this.#pollAttempt = 0;
+      this.#poll.reset();
       this.#pump();
     }
   }

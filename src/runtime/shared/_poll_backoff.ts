@@ -1,0 +1,28 @@
+// When a waiting runtime asks the store again on its own: the fallback for a
+// lost notice or an unreachable store (S3), and the wake for an expiry, which
+// publishes nothing (S2). Capped exponential backoff, jittered.
+
+/** How long after the earliest lease deadline a waiter tries again (S2: within leaseMs + 250). */
+const EXPIRY_MARGIN_MS = 20;
+
+export class PollBackoff {
+  #attempt = 0;
+
+  constructor(readonly minMs: number, readonly maxMs: number, readonly random: () => number) {}
+
+  /** Progress was made: the next wait starts from `minMs` again. */
+  reset(): void {
+    this.#attempt = 0;
+  }
+
+  /**
+   * The next delay, in [cap/2, cap) with cap = min(maxMs, minMs × 2^attempts),
+   * and no later than `earliestMs` (the earliest lease deadline; -1: none) +
+   * a margin.
+   */
+  next(earliestMs: number): number {
+    const cap = Math.min(this.maxMs, this.minMs * 2 ** Math.min(30, this.#attempt++));
+    const delay = cap * (0.5 + this.random() / 2);
+    return earliestMs >= 0 ? Math.min(delay, earliestMs + EXPIRY_MARGIN_MS) : delay;
+  }
+}
