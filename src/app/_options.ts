@@ -18,7 +18,8 @@ export interface CheckedForkOptions {
   readonly priority: number;
 }
 
-const NO_FORK_OPTIONS: CheckedForkOptions = Object.freeze({
+/** What `checkForkOptions` returns for no options at all. */
+export const NO_FORK_OPTIONS: CheckedForkOptions = Object.freeze({
   signal: undefined,
   timeoutMs: undefined,
   name: undefined,

@@ -3,7 +3,7 @@
 import type { LangL } from "../lang/lang.ts";
 import { SlotWaiter } from "../runtime/slot_pool.ts";
 import type { ProcessHandle } from "./app.ts";
-import type { CheckedForkOptions } from "./_options.ts";
+import { type CheckedForkOptions, NO_FORK_OPTIONS } from "./_options.ts";
 import type { ProcessRecord } from "./process.ts";
 import { handleFor } from "./_handle.ts";
 import type { Scope } from "./scope.ts";
@@ -36,8 +36,10 @@ export class QueuedFork extends SlotWaiter implements Resolver<ProcessRecord | R
     process: (lang: LangL) => unknown,
     options: CheckedForkOptions,
   ): Promise<ProcessHandle<never>> {
-    const fork = options.signal === undefined
-      ? new QueuedFork(scope, process, options)
+    const fork = options === NO_FORK_OPTIONS
+      ? new QueuedFork(scope, process)
+      : options.signal === undefined
+      ? new OptionedFork(scope, process, options)
       : new SignalledFork(scope, process, options, options.signal);
     const handle = resolvingPromiseFor(fork).then(runGranted);
     try {
@@ -52,12 +54,13 @@ export class QueuedFork extends SlotWaiter implements Resolver<ProcessRecord | R
     return handle;
   }
 
-  protected constructor(
-    scope: Scope,
-    readonly process: (lang: LangL) => unknown,
-    readonly options: CheckedForkOptions,
-  ) {
+  protected constructor(scope: Scope, readonly process: (lang: LangL) => unknown) {
     super(scope);
+  }
+
+  /** None given: the usual fork carries no field for them (see OptionedFork). */
+  get options(): CheckedForkOptions {
+    return NO_FORK_OPTIONS;
   }
 
   get priority(): number {
@@ -107,11 +110,25 @@ export class QueuedFork extends SlotWaiter implements Resolver<ProcessRecord | R
   }
 }
 
+/** A queued fork with options of its own. */
+class OptionedFork extends QueuedFork {
+  readonly #options: CheckedForkOptions;
+
+  constructor(scope: Scope, process: (lang: LangL) => unknown, options: CheckedForkOptions) {
+    super(scope, process);
+    this.#options = options;
+  }
+
+  override get options(): CheckedForkOptions {
+    return this.#options;
+  }
+}
+
 /**
  * A queued fork with a signal. The forks that share a signal share one abort
  * listener (see _abort_fanout.ts), so aborting many of them is linear.
  */
-class SignalledFork extends QueuedFork implements AbortMember {
+class SignalledFork extends OptionedFork implements AbortMember {
   constructor(
     scope: Scope,
     process: (lang: LangL) => unknown,
