@@ -22,6 +22,7 @@ const ALLOWED: Record<string, string[]> = {
 const INTERFACES: Record<string, string[]> = {
   "lang/lang.ts": ["lang/interpreter.ts"],
   "app/app.ts": ["app/scope.ts", "app/process.ts"],
+  "app/app_options.ts": ["app/scope.ts", "app/process.ts"],
 };
 
 const IMPORT = /(?:^|\n)\s*(?:import|export)\b[^"';]*?from\s*"([^"]+)"|import\(\s*"([^"]+)"\s*\)/g;

@@ -6,7 +6,8 @@ import { requestCancellation } from "../lang/cancellation.ts";
 import { LangInterpreter } from "../lang/interpreter.ts";
 import type { Process } from "../lang/lang.ts";
 import { runAsScript } from "./_guard.ts";
-import type { Scope, ScopeDependent } from "./scope.ts";
+import type { Scope } from "./scope.ts";
+import type { ScopeDependent } from "./_fork_host.ts";
 
 export function runInline<T>(scope: Scope, script: Process<T>): Promise<T> {
   const lang = new LangInterpreter(scope.core, 0, undefined);

@@ -4,6 +4,11 @@ import type { RuntimeCore } from "../runtime/core.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import type { ProcessBatch, ProcessRecord } from "./process.ts";
 
+/** Something in a scope that must react when the scope is cancelled. */
+export interface ScopeDependent {
+  scopeCancelled(reason: unknown): void;
+}
+
 /** What a batch needs from its scope. */
 export interface ForkHost {
   readonly core: RuntimeCore;
@@ -14,8 +19,8 @@ export interface ForkHost {
     batch: ProcessBatch,
     index: number,
   ): ProcessRecord;
-  addDependent(dependent: { scopeCancelled(reason: unknown): void }): void;
-  removeDependent(dependent: { scopeCancelled(reason: unknown): void }): void;
+  addDependent(dependent: ScopeDependent): void;
+  removeDependent(dependent: ScopeDependent): void;
   workStarted(): void;
   workEnded(): void;
   closedError(): Error;

@@ -12,7 +12,8 @@ import type { RuntimeCore } from "../runtime/core.ts";
 import { RemoteRun, type RunContext, type RunSpec } from "../worker/remote_run.ts";
 import type { ForkOptions, ProcessHandle, WorkerForkOptions } from "./app.ts";
 import { checkForkOptions } from "./_options.ts";
-import type { Scope, ScopeDependent } from "./scope.ts";
+import type { Scope } from "./scope.ts";
+import type { ScopeDependent } from "./_fork_host.ts";
 
 const ISOLATIONS = ["thread", "process"] as const;
 const DEFAULT_GRACE_MS = 1_000;

@@ -3,7 +3,6 @@
 // when all of them have, and it never loses a failure.
 import { ScopeClosedError } from "../errors.ts";
 import type { LangL, Process, SharedVar } from "../lang/lang.ts";
-import { requireData, VarCell } from "../lang/shared_var.ts";
 import { detachedCall, requireFunction } from "../_validate.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import { withWork } from "../runtime/_hooks.ts";
@@ -14,10 +13,10 @@ import type {
   ProcessHandle,
   ProcessOutcome,
   ScopeOptions,
+  WorkerForkOptions,
 } from "./app.ts";
-import type { WorkerForkOptions } from "./app.ts";
 import { LinkedQueue } from "../_linked_queue.ts";
-import { QueuedFork } from "./_queued_fork.ts";
+import type { QueuedFork } from "./_queued_fork.ts";
 import * as waits from "./_result_wait.ts";
 import type { BodyEndListener } from "./fork_stream.ts";
 import {
@@ -26,29 +25,27 @@ import {
   scopeForkStream,
   scopeForkWorker,
 } from "./_scope_batches.ts";
-import type { ForkHost } from "./_fork_host.ts";
+import type { ForkHost, ScopeDependent } from "./_fork_host.ts";
 import { refuseInsideScript } from "./_guard.ts";
-import { runInline } from "./_eval_lang.ts";
+import {
+  scopeEvalLang,
+  scopeForkProcess,
+  scopeNewVar,
+  scopeTryForkProcess,
+} from "./_scope_forks.ts";
 import {
   type CheckedForkOptions,
   type CheckedScopeOptions,
-  checkForkOptions,
   checkScopeOptions,
 } from "./_options.ts";
 import type { ProcessBatch, ProcessOwner, ProcessRecord } from "./process.ts";
 import { newRecord } from "./_records.ts";
-import { handleFor } from "./_handle.ts";
 import { ScopeFailures } from "./_failures.ts";
 import { admitUnderLease } from "./_lease_admission.ts";
 
 type Items<I> = Iterable<I> | AsyncIterable<I>;
 type ItemProcess<I, T> = (item: I, lang: LangL) => Promise<T> | T;
 type Stream<T> = AsyncIterableIterator<T>;
-
-/** Something in a scope that must react when the scope is cancelled. */
-export interface ScopeDependent {
-  scopeCancelled(reason: unknown): void;
-}
 
 export class Scope implements AppL, ProcessOwner, ForkHost {
   readonly #controller = new AbortController();
@@ -127,27 +124,11 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   // ---- AppL ---------------------------------------------------------------
 
   forkProcess<T>(process: Process<T>, options?: ForkOptions): Promise<ProcessHandle<T>> {
-    try {
-      Scope.enter(this, "forkProcess");
-      requireFunction("forkProcess process", process);
-      const checked = checkForkOptions("forkProcess", options);
-      if (checked.signal?.aborted) return Promise.reject(checked.signal.reason);
-      if (this.core.slots.tryAcquire()) {
-        return Promise.resolve(handleFor<T>(this.startProcess(process, checked)));
-      }
-      return QueuedFork.queue(this, process, checked) as Promise<ProcessHandle<T>>;
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return scopeForkProcess(this, process, options);
   }
 
   tryForkProcess<T>(process: Process<T>, options?: ForkOptions): ProcessHandle<T> | undefined {
-    Scope.enter(this, "tryForkProcess");
-    requireFunction("tryForkProcess process", process);
-    const checked = checkForkOptions("tryForkProcess", options);
-    if (checked.signal?.aborted) throw checked.signal.reason;
-    if (!this.core.slots.tryAcquire()) return undefined;
-    return handleFor<T>(this.startProcess(process, checked));
+    return scopeTryForkProcess(this, process, options);
   }
 
   awaitResult<T>(handle: ProcessHandle<T>, options?: AwaitOptions): Promise<T> {
@@ -180,19 +161,11 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   }
 
   evalLang<T>(script: Process<T>): Promise<T> {
-    try {
-      Scope.enter(this, "evalLang");
-      requireFunction("evalLang script", script);
-      return runInline(this, script);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return scopeEvalLang(this, script);
   }
 
   newVar<T>(initial: T): SharedVar<T> {
-    Scope.enter(this, "newVar");
-    requireData("newVar initial", initial);
-    return new VarCell(this.core.nextVarId(), this.core, initial);
+    return scopeNewVar(this, initial);
   }
 
   scope<T>(body: (app: AppL) => Promise<T>, options?: ScopeOptions): Promise<T> {
@@ -208,22 +181,6 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   }
 
   // ---- for processes, queued forks and forkAll ------------------------------
-
-  /**
-   * Admits a process on a slot just taken with tryAcquire and runs its script
-   * at once. If the admission fails, the slot is given back.
-   */
-  startProcess(fn: (lang: LangL) => unknown, options: CheckedForkOptions): ProcessRecord {
-    let record: ProcessRecord;
-    try {
-      record = this.admitProcess(options);
-    } catch (error) {
-      this.core.slots.release();
-      throw error;
-    }
-    record.invoke(fn);
-    return record;
-  }
 
   /**
    * Admits a process without running its script yet: a slot handed over by
