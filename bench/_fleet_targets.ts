@@ -69,7 +69,9 @@ export function targets(figures: RunFigures): string[] {
     rate && rate.mine >= 3 * rate.peer,
     rate && fast && peer
       ? `${ratio(rate.mine / rate.peer)} ${rate.name}${
-        semaphore ? `; ${ratio(fast.perSecond / semaphore)} redis-semaphore` : ""
+        semaphore && rate.name !== "redis-semaphore"
+          ? `; ${ratio(fast.perSecond / semaphore)} redis-semaphore`
+          : ""
       }; that is about utilisation ${pct(fast.utilisation)} against ${pct(peer.utilisation)} (${
         ratio(fast.utilisation / peer.utilisation)
       }) times mean hold ${peer.meanHold.toFixed(2)} ms against procpool's ${
@@ -123,8 +125,10 @@ export function targets(figures: RunFigures): string[] {
   line(
     "Redis CPU while forks wait idle: reported",
     of(figures.idle, "procpool") ? true : undefined,
-    figures.idle.map(([name, f]) => `${name} ${f.cpuMsPerS.toFixed(2)} ms/s`).join(", ") +
-      ` (Redis alone ${figures.aloneMsPerS.toFixed(2)} ms/s)`,
+    figures.idle.length > 0
+      ? figures.idle.map(([name, f]) => `${name} ${f.cpuMsPerS.toFixed(2)} ms/s`).join(", ") +
+        ` (Redis alone ${figures.aloneMsPerS.toFixed(2)} ms/s)`
+      : missing,
   );
   return lines;
 }
