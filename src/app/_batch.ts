@@ -8,7 +8,7 @@ import type { CheckedForkOptions } from "./_options.ts";
 import type { ForkHost } from "./_fork_host.ts";
 import type { ProcessRecord, StopWaiter } from "./process.ts";
 import type { ItemRecord } from "./_records.ts";
-import { promiseFor, type Settler } from "../_settler.ts";
+import { type Resolver, resolvingPromiseFor } from "../_settler.ts";
 import { ScriptLane } from "./_guard.ts";
 import { BatchSource, END } from "./_batch_source.ts";
 import { BatchWait, type WaitingBatch } from "./_batch_wait.ts";
@@ -47,7 +47,7 @@ export abstract class Batch<I> implements StopWaiter, WaitingBatch {
   readonly #wait: BatchWait = new BatchWait(this);
   /** Whether the feeder stopped because canPull() said so; `#wake` resumes it. */
   #paused = false;
-  readonly #wake: Settler<Batch<I>> = { resolve: noop, reject: noop };
+  readonly #wake: Resolver<Batch<I>> = { resolve: noop };
   #finished = false;
   #onAbort: (() => void) | undefined = undefined;
   /** A lane's items whose scripts wait for their own job. */
@@ -245,7 +245,7 @@ export abstract class Batch<I> implements StopWaiter, WaitingBatch {
     this.#paused = true;
     // Registered here, where the feeder runs (the batch's own context), so
     // that items pulled after a consumer's read run there too.
-    promiseFor(this.#wake).then(wakeUp);
+    resolvingPromiseFor(this.#wake).then(wakeUp);
   }
 
   waitFailed(error: unknown): void {

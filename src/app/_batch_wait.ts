@@ -3,7 +3,7 @@
 // admitted at once (it holds the slot), and its script runs one reaction
 // later, in the batch's own async context.
 import { SlotWaiter } from "../runtime/slot_pool.ts";
-import { promiseFor, type Settler } from "../_settler.ts";
+import { type Resolver, resolvingPromiseFor } from "../_settler.ts";
 import type { ProcessRecord } from "./process.ts";
 import type { ScriptLane } from "./_guard.ts";
 import type { ForkHost } from "./_fork_host.ts";
@@ -41,7 +41,7 @@ export class BatchWait extends SlotWaiter {
   #item: unknown = undefined;
   #index = 0;
   #granted: ProcessRecord | undefined = undefined;
-  readonly #grant: Settler<BatchWait> = { resolve: noop, reject: noop };
+  readonly #grant: Resolver<BatchWait> = { resolve: noop };
 
   constructor(readonly batch: WaitingBatch) {
     // Its own owner: the scope's mass withdrawal leaves it alone; the batch
@@ -61,7 +61,7 @@ export class BatchWait extends SlotWaiter {
     // Registered here, in the batch's own async context (the feeder runs only
     // where no script has run before it in the same job), so that the granted
     // item runs there too (see _queued_fork.ts), whoever releases the slot.
-    promiseFor(this.#grant).then(resumeAfterGrant);
+    resolvingPromiseFor(this.#grant).then(resumeAfterGrant);
     try {
       this.batch.host.core.slots.enqueue(this);
     } catch (error) {
@@ -88,8 +88,7 @@ export class BatchWait extends SlotWaiter {
       // microtask later (a release here would recurse through the line).
       const slots = this.batch.host.core.slots;
       queueMicrotask(() => slots.release());
-      this.#item = undefined;
-      this.batch.waitFailed(error);
+      this.waitFailed(error);
       return;
     }
     this.#grant.resolve(this);

@@ -28,25 +28,21 @@ export class ProcessExtras {
 const noop = () => {};
 
 /** Arms the fork's `timeoutMs` on the runtime's clock. */
-export function armTimeout(record: ProcessRecord, extras: ProcessExtras, timeoutMs: number): void {
+export function armTimeout(record: ProcessRecord, timeoutMs: number): void {
   const timer = new AbortController();
   sleepOn(record.core.clock, timeoutMs, timer.signal, "fork timeoutMs").then(
     () => record.timedOut(timeoutMs),
     noop,
   );
-  extras.timer = timer;
+  record.extras().timer = timer;
 }
 
 /** Cancels the process when `options.signal` aborts (at once if it has). */
-export function linkSignal(
-  record: ProcessRecord,
-  extras: ProcessExtras,
-  signal: AbortSignal,
-): void {
+export function linkSignal(record: ProcessRecord, signal: AbortSignal): void {
   if (signal.aborted) {
     record.cancel(signal.reason);
     return;
   }
-  extras.signal = signal;
+  record.extras().signal = signal;
   joinAbort(signal, record);
 }

@@ -37,6 +37,13 @@ export class ForkedRecord extends ProcessRecord implements Settler<unknown> {
     this.resolve = this.reject = noop;
     deliverOutcome(record, resolve, reject);
   }
+
+  /** Its scope was cancelled: the first await rejects with `reason` (see giveUpOwnerWait). */
+  giveUp(reason: unknown): void {
+    const reject = this.reject;
+    this.resolve = this.reject = noop;
+    reject(reason);
+  }
 }
 
 const noop = () => {};

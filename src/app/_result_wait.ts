@@ -94,14 +94,13 @@ export function giveUpOwnerWait(record: ProcessRecord, reason: () => unknown): v
   if (!awaitedInline(record)) return;
   const forked = record as ForkedRecord;
   record.removeStopWaiter(forked);
-  const reject = forked.reject;
-  forked.resolve = forked.reject = noop;
-  reject(reason());
+  forked.giveUp(reason());
 }
 
 /**
- * Any other await with no options: only the process's stop or the scope's
- * cancellation ends it.
+ * An await the process does not settle itself (see ForkedRecord): ended by the
+ * process's stop or the scope's cancellation, and by its own timer or signal
+ * in BoundedResultWait.
  */
 export class ResultWait extends QueueNode implements StopWaiter, Settler<unknown> {
   resolve!: (value: unknown) => void;
@@ -126,7 +125,7 @@ export class ResultWait extends QueueNode implements StopWaiter, Settler<unknown
     this.reject(reason);
   }
 
-  /** Stops every listener; false if the wait had already ended. */
+  /** Unlinks the wait from its scope; false if it had already ended. */
   protected leave(): boolean {
     return this.scope.awaits.remove(this);
   }

@@ -132,7 +132,7 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
     // been registered yet, and the caller gives the slot back.
     // Asked once per process: LogTape's check walks the category tree.
     const debug = core.debug.enabled();
-    if (options.timeoutMs !== undefined) armTimeout(this, this.extras(), options.timeoutMs);
+    if (options.timeoutMs !== undefined) armTimeout(this, options.timeoutMs);
     if (debug) {
       try {
         outsideScripts(() =>
@@ -147,7 +147,7 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
     core.started++;
     const hooks = core.hooks;
     if (hooks !== undefined) this.extras().probe = hooks.processStarted(this);
-    if (options.signal !== undefined) linkSignal(this, this.extras(), options.signal);
+    if (options.signal !== undefined) linkSignal(this, options.signal);
   }
 
   /**

@@ -105,10 +105,11 @@ export class HeldLeases {
    * Starts holding a lease another holder's release handed over, after the
    * call tagged `tag` (its send time) wrote the wait record: S2, the local
    * deadline counts from there. Undefined when that has already passed (the
-   * lease goes straight back) or the lease is known already (a duplicate).
+   * lease goes straight back). The caller has made sure, with `heardOf`, that
+   * the lease is new here (not a duplicate notice).
    */
   adopt(fence: Fence, tag: number): LeaseEntry | undefined {
-    if (this.#closed || this.heardOf(fence)) return undefined;
+    if (this.#closed) return undefined;
     const { clock, renewEveryMs } = this.#options;
     const remaining = tag + this.#localLeaseMs - clock.now();
     if (!(remaining > 0)) {
