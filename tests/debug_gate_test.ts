@@ -101,7 +101,7 @@ Deno.test("a logger that is not LogTape's is asked for every process", async () 
   assertEquals(messages.filter((m) => m.startsWith("forked")), ["forked process {processId}"]);
 });
 
-Deno.test("a LogTape logger made with with() is recognised and still follows configure()", async () => {
+Deno.test("a LogTape logger made with with() follows configure() mid-run and keeps its properties", async () => {
   try {
     await reset();
     const logger = getLogger(["procpool"]).with({ tenant: "a" });

@@ -1,8 +1,10 @@
-// bench:fleet's short holds sleep on a timer thread (bench/_hold_timer.ts):
-// a hold never ends before the time asked, and every one of many concurrent
-// holds ends: the thread is told of each deadline earlier than the one it
-// sleeps until (its own periodic wake-up is set to a minute here, so a missed
-// notice shows as a hold that does not end).
+// bench:fleet's short holds sleep on a timer thread (bench/_hold_timer.ts).
+// What this pins is that every one of many concurrent holds ends: the thread
+// is told of each deadline earlier than the one it sleeps until (its own
+// periodic wake-up is set to a minute here, so a missed notice shows as a
+// hold that does not end). The "never early" checks hold by construction
+// (a hold polls up to its deadline at the end); a thread that fired early
+// would show only as the CPU the timer exists to save.
 import { assert } from "@std/assert";
 import { HoldTimer } from "../bench/_hold_timer.ts";
 import { within } from "./_redis_fixture.ts";

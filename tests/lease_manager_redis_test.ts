@@ -8,7 +8,13 @@ import { LeaseManager, type LeaseManagerOptions } from "../src/runtime/shared/le
 import { redisKeys, RedisLeaseStore } from "../src/runtime/shared/redis_store.ts";
 import { BlackholeProxy } from "./_blackhole_proxy.ts";
 import { waitFor } from "./_lease_waiter.ts";
-import { redisFixture, sleep, until, within } from "./_redis_fixture.ts";
+import {
+  closeUnreachable,
+  redisFixture,
+  unreachableRedis,
+  until,
+  within,
+} from "./_redis_fixture.ts";
 
 /** Polling slow enough that only a release notice (or a deadline) can explain a prompt wake. */
 const NO_POLLING: Partial<LeaseManagerOptions> = { pollMinMs: 30_000, pollMaxMs: 30_000 };
@@ -72,19 +78,7 @@ Deno.test("lease manager on redis", async (t) => {
   await t.step(
     "a store unreachable from the start: forks wait, dispose still returns",
     async () => {
-      const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-      const deadPort = listener.addr.port;
-      listener.close(); // nothing listens there now
-      const dead = new Redis({
-        host: "127.0.0.1",
-        port: deadPort,
-        lazyConnect: true,
-        // ioredis's disconnect() while reconnecting arms a timer of this length
-        // (default 2 s) that nothing clears; it is inherited by duplicate().
-        disconnectTimeout: 20,
-        retryStrategy: () => 20,
-      });
-      dead.on("error", () => {});
+      const dead = unreachableRedis();
       const warnings: string[] = [];
       const manager = new LeaseManager(
         new RedisLeaseStore(dead, { key: "dead", limit: 1, leaseMs: 1_000 }),
@@ -106,8 +100,7 @@ Deno.test("lease manager on redis", async (t) => {
         assert(performance.now() - started < 3_000, "dispose gave up in time");
         await waiter.granted.catch(() => {});
       } finally {
-        dead.disconnect();
-        await sleep(40); // after those 20 ms timers, whatever the machine's load
+        await closeUnreachable(dead);
       }
     },
   );
