@@ -90,7 +90,7 @@ export class HoldTimer {
     }
     // The thread's clock agrees with this one to about a µs, and its deadlines
     // are whole µs: this thread's clock has the last word.
-    while (performance.now() < until) await new Promise((resolve) => setImmediate(resolve));
+    await pollUntil(until);
   }
 
   /** Stops the thread; holds still pending never resolve. */
@@ -100,4 +100,9 @@ export class HoldTimer {
     Atomics.notify(this.#control, CONTROL.sequence);
     this.#worker.terminate();
   }
+}
+
+/** Yields to the event loop (setImmediate) until `performance.now()` reaches `until`. */
+export async function pollUntil(until: number): Promise<void> {
+  while (performance.now() < until) await new Promise((resolve) => setImmediate(resolve));
 }

@@ -54,13 +54,6 @@ export class MinimalForkPool {
 }
 
 /**
- * What any pool that gives each task its own process must allocate per task,
- * and nothing else: a record with a process's status, outcome and
- * cancellation fields, a separate object handed to the task (LangL's place),
- * and the counters `stats()` reports. The worker loop plus these is the floor
- * for the forkAll row.
- */
-/**
  * The minimal pool plus what API.md and the mission make every procpool
  * fork pay, and nothing else: a process record, a LangL object and a handle
  * per fork; the script marked as LangL code by an `AsyncLocalStorage.run`
@@ -118,6 +111,13 @@ class GuardedHandle<T> {
   declare readonly _result: T;
 }
 
+/**
+ * What any pool that gives each task its own process must allocate per task,
+ * and nothing else: a record with a process's status, outcome and
+ * cancellation fields, a separate object handed to the task (LangL's place),
+ * and the counters `stats()` reports. The worker loop plus these is the floor
+ * for the forkAll row.
+ */
 class MinimalProcess {
   status = 0;
   value: unknown = undefined;

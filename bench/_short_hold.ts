@@ -1,8 +1,7 @@
 // How a bench:fleet job holds its slot. On Deno 2.9.6 a `setTimeout` of 0–1
 // ms fires after about 2.2 ms even in an idle process, so holds asked as 0–1
 // ms cannot use it; holds of SHORT_BELOW_MS and more always do.
-import { setImmediate } from "node:timers";
-import { HoldTimer } from "./_hold_timer.ts";
+import { HoldTimer, pollUntil } from "./_hold_timer.ts";
 
 /**
  * Holds shorter than SHORT_BELOW_MS: `thread` sleeps on a timer thread
@@ -25,8 +24,7 @@ export async function holdFor(ms: number, short: ShortHold): Promise<void> {
   } else if (short === "thread") {
     await (timer ??= new HoldTimer()).hold(ms);
   } else {
-    const until = performance.now() + ms;
-    while (performance.now() < until) await new Promise((resolve) => setImmediate(resolve));
+    await pollUntil(performance.now() + ms);
   }
 }
 
