@@ -9,7 +9,7 @@ import process from "node:process";
 import pLimit from "p-limit";
 import { type AppL, backoff, fifo, Runtime } from "../mod.ts";
 import { emit, intArg, median, percentile } from "./_shared.ts";
-import { GuardedForkPool, MinimalForkPool } from "./_impls.ts";
+import { GuardedForkPool, MinimalForkPool } from "./_ref_pools.ts";
 
 const SETTLE_MS = 2_000;
 const IDLE_MS = 2_000;
