@@ -22,6 +22,10 @@ Deno.test("shared capacity on a Runtime", async (t) => {
     await using plain = new Runtime({ maxProcesses: 1 });
     assertEquals(plain.stats().shared, undefined);
     assertEquals(await plain.runApp((app) => app.evalLang((lang) => lang.fence)), undefined);
+    const forkedFence = await plain.runApp(async (app) =>
+      app.awaitResult(await app.forkProcess((lang) => lang.fence))
+    );
+    assertEquals(forkedFence, undefined);
     await using runtime = new Runtime({ maxProcesses: 3, shared: shared("stats", 2) });
     assertEquals(runtime.stats().shared, { key: "stats", limit: 2, held: 0 });
     const holds = new Holds();

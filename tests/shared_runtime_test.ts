@@ -1,8 +1,9 @@
 // A Runtime with a shared capacity, in one OS process, against a real
 // redis-server: two runtimes on one key keep the fleet bound, fencing tokens
-// increase, stats report the leases, tryForkProcess never waits (S5), a lost
-// lease cancels its process with LeaseLostError (S2), withdrawn waits give
-// their local slot back (S3), and dispose returns the leases (S6).
+// increase, a lost lease cancels its process with LeaseLostError (S2),
+// withdrawn waits give their local slot back (S3), and dispose cancels a
+// long process and returns its lease at once (S6). Stats, fences and S5 are
+// in shared_capacity_runtime_test.ts.
 import { assert, assertEquals, assertInstanceOf, assertRejects } from "@std/assert";
 import { CapacityMismatchError, type LangL, LeaseLostError, Runtime } from "../mod.ts";
 import { redisCapacity } from "../redis.ts";
@@ -49,45 +50,6 @@ Deno.test("runtime with a shared capacity on redis", async (t) => {
     assertEquals(fences.length, 60);
     assert(peak <= 3, `peak ${peak} above the limit 3`);
     assert(fences.every((fence) => Number.isSafeInteger(fence) && fence > 0));
-  });
-
-  await t.step("fence is undefined without a shared capacity", async () => {
-    await using local = new Runtime({ maxProcesses: 1 });
-    assertEquals(await local.runApp((app) => app.evalLang((lang) => lang.fence)), undefined);
-    const fence = await local.runApp(async (app) =>
-      app.awaitResult(await app.forkProcess((lang) => lang.fence))
-    );
-    assertEquals(fence, undefined);
-  });
-
-  await t.step("stats report the key, the limit and the leases held", async () => {
-    await using runtime = new Runtime({ maxProcesses: 2, shared: capacity(5) });
-    assertEquals(runtime.stats().shared, { key: `runtime-${keys}`, limit: 5, held: 0 });
-    await runtime.runApp(async (app) => {
-      const release = Promise.withResolvers<void>();
-      const handle = await app.forkProcess(() => release.promise);
-      const stats = runtime.stats();
-      assertEquals(stats.active, 1);
-      assertEquals(stats.shared?.held, 1);
-      release.resolve();
-      await app.awaitResult(handle);
-    });
-    assertEquals(new Runtime({ maxProcesses: 1 }).stats().shared, undefined);
-  });
-
-  await t.step("tryForkProcess only starts on a lease already held (S5)", async () => {
-    await using runtime = new Runtime({ maxProcesses: 2, shared: capacity(2) });
-    await runtime.runApp(async (app) => {
-      // No lease held yet: it never waits for the store.
-      assertEquals(app.tryForkProcess(() => 1), undefined);
-      const first = await app.forkProcess(() => 1);
-      await app.awaitResult(first);
-      // Its lease is kept idle for a moment: a try may use it at once.
-      // (nobody else waits on this key, so it is not given back).
-      const again = app.tryForkProcess(() => 2);
-      if (again === undefined) throw new Error("the idle lease was not used");
-      assertEquals(await app.awaitResult(again), 2);
-    });
   });
 
   await t.step(
