@@ -2,6 +2,7 @@
 // bookkeeping after the stop (status and counters here; the slot, owner and
 // waiters in _process_stop.ts), which always runs outside the script's context.
 import { ProcessCancelledError, ProcessFailedError, ProcessTimeoutError } from "../errors.ts";
+import { processLabel } from "../errors/_process_label.ts";
 import { cancellationReason, requestCancellation } from "../lang/cancellation.ts";
 import type { QueueNode } from "../_linked_queue.ts";
 import { LangInterpreter } from "../lang/interpreter.ts";
@@ -192,9 +193,7 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
 
   cancel(reason?: unknown): void {
     if (this.status !== "running") return;
-    const label = this.name === undefined
-      ? `process ${this.id}`
-      : `process ${this.id} (${this.name})`;
+    const label = processLabel(this.id, this.name);
     this.#requestCancel(new ProcessCancelledError(`${label} was cancelled`, { cause: reason }));
   }
 

@@ -1,5 +1,6 @@
 // The errors a process ends with, or an await on it gives up with.
 import { show } from "../_validate.ts";
+import { processLabel } from "./_process_label.ts";
 
 /**
  * A process ended because its cancellation was requested (by `handle.cancel`,
@@ -116,10 +117,6 @@ export class WorkerCrashedError extends Error {
     super(message, options);
     this.name = "WorkerCrashedError";
   }
-}
-
-function processLabel(processId: number, name: string | undefined): string {
-  return name === undefined ? `process ${processId}` : `process ${processId} (${name})`;
 }
 
 /**

@@ -10,6 +10,7 @@
 // graph), and walks from the holder: in a program of sequential processes the
 // holder is usually running, not waiting, and the walk ends at once.
 import { DeadlockError } from "../errors.ts";
+import { processLabel } from "../errors/_process_label.ts";
 import { type Cancellation, holderName } from "./cancellation.ts";
 
 /** A variable's lock, as the graph sees it. */
@@ -68,10 +69,7 @@ export type LockHolder = Cancellation;
 /** "process 3 (name)", or "an evalLang script". */
 export function holderLabel(holder: LockHolder): string {
   if (holder.processId === 0) return "an evalLang script";
-  const name = holderName(holder);
-  return name === undefined
-    ? `process ${holder.processId}`
-    : `process ${holder.processId} (${name})`;
+  return processLabel(holder.processId, holderName(holder));
 }
 
 /** One step of a cycle: `holder` waits for `lock`, held by the next step's holder. */

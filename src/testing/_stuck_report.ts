@@ -3,6 +3,7 @@
 import type { Scope } from "../app/scope.ts";
 import type { ProcessRecord } from "../app/process.ts";
 import { holderLabel, lockWaitsOf } from "../lang/_lock_graph.ts";
+import { processLabel } from "../errors/_process_label.ts";
 import type { PoolStats } from "../runtime/options.ts";
 
 /** A root scope, and whether its body has settled. */
@@ -12,9 +13,7 @@ export interface StuckApp {
 }
 
 function label(record: ProcessRecord): string {
-  return record.name === undefined
-    ? `process ${record.id}`
-    : `process ${record.id} (${record.name})`;
+  return processLabel(record.id, record.name);
 }
 
 function processWaits(record: ProcessRecord): string {
