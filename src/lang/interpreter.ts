@@ -38,6 +38,7 @@ import { checkIOOptions, runIO } from "./_eval_io.ts";
 import * as vars from "./_var_ops.ts";
 import { requireData, VarCell } from "./shared_var.ts";
 import { promiseFor, type Settler } from "../_settler.ts";
+import { afterGuard, resumedCancelled } from "./_resume_guard.ts";
 
 const LOG_METHOD: Record<LogLevel, "debug" | "info" | "warn" | "error"> = {
   debug: "debug",
@@ -61,6 +62,10 @@ class PendingDelay implements TimerEntry, CancelHook, Settler<void> {
   constructor(readonly clock: TimerClock, readonly cancellation: Cancellation) {}
 
   timerFired(): void {
+    // A shared runtime first loses its overdue leases, which may cancel this
+    // process (its hooks then reject this delay, and the script stays put).
+    const guard = resumeGuardOf(this.cancellation);
+    if (guard !== undefined && resumedCancelled(guard, this.cancellation)) return;
     if (this.place >= 0) removePlacedHook(this.cancellation, this.place);
     else removeCancelHook(this.cancellation, this);
     this.resolve();
@@ -83,6 +88,9 @@ let enter: (lang: LangInterpreter | undefined, op: string) => void;
 /** Gives a process's LangL its lease's fencing token (the process holds a lease). */
 export let setFence: (lang: LangInterpreter, fence: number) => void;
 
+/** The runtime's resume guard (RuntimeCore.resumeGuard) for a delay's process. */
+let resumeGuardOf: (cancellation: Cancellation) => (() => void) | undefined;
+
 /** A process's LangL object, which also carries its cancellation state. */
 export class LangInterpreter extends Cancellation implements LangL {
   readonly #core: RuntimeCore;
@@ -92,6 +100,7 @@ export class LangInterpreter extends Cancellation implements LangL {
 
   static {
     setFence = (lang, fence) => (lang.#extras ??= new LangExtras()).fence = fence;
+    resumeGuardOf = (cancellation) => (cancellation as LangInterpreter).#core.resumeGuard;
     setPlacedHookFinder((lang, place) => {
       if (!(lang instanceof LangInterpreter)) return undefined;
       const entry = lang.#core.timerClock?.[timerAt]?.(place);
@@ -114,7 +123,11 @@ export class LangInterpreter extends Cancellation implements LangL {
       requireDuration("delay ms", ms);
       throwIfCancelled(this);
       const clock = this.#core.timerClock;
-      if (clock === undefined) return sleepOn(this.#core.clock, ms, this.signal, "delay ms");
+      if (clock === undefined) {
+        const sleeping = sleepOn(this.#core.clock, ms, this.signal, "delay ms");
+        const guard = this.#core.resumeGuard;
+        return guard === undefined ? sleeping : afterGuard(sleeping, guard, this);
+      }
       const pending = new PendingDelay(clock, this);
       const promise = promiseFor<void>(pending);
       let place = -1;
@@ -228,8 +241,11 @@ export class LangInterpreter extends Cancellation implements LangL {
       enter(this, "evalIO");
       requireFunction("evalIO io", io);
       const checked = checkIOOptions(options);
-      if (!checked.shielded) throwIfCancelled(this);
-      return runIO(this, io, checked, this.#core.observer);
+      if (checked.shielded) return runIO(this, io, checked, this.#core.observer);
+      throwIfCancelled(this);
+      const running = runIO(this, io, checked, this.#core.observer);
+      const guard = this.#core.resumeGuard;
+      return guard === undefined ? running : afterGuard(running, guard, this);
     } catch (error) {
       return Promise.reject(error);
     }

@@ -24,6 +24,12 @@ export class RuntimeCore {
   readonly shared: SharedSlotPool | undefined;
   /** The clock again if it has the signal-free timer fast path; decided once. */
   readonly timerClock: TimerClock | undefined;
+  /**
+   * With a shared capacity: loses the leases whose local deadline has passed.
+   * LangL calls it before resuming a script from a delay or an evalIO, so that
+   * a runtime paused past its deadline cancels before any script steps on.
+   */
+  readonly resumeGuard: (() => void) | undefined;
   started = 0;
   succeeded = 0;
   failed = 0;
@@ -54,9 +60,11 @@ export class RuntimeCore {
     const backend = shared === undefined ? undefined : backendOf(shared);
     let slots: SlotPool;
     if (backend === undefined) {
-      this.shared = undefined;
+      this.shared = this.resumeGuard = undefined;
       slots = createSlotPool(maxProcesses, wait, clock, random, rate);
     } else {
+      const manager = () => this.shared!.manager;
+      this.resumeGuard = () => manager().expireDue();
       slots = this.shared = createSharedSlotPool(shared!, backend, {
         maxProcesses,
         wait,

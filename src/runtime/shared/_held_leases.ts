@@ -245,11 +245,21 @@ export class HeldLeases {
     if (this.#entries.size > 0) this.#armRenew(next);
   }
 
+  /**
+   * Loses, now, every lease whose local deadline has passed. After a pause
+   * (a long GC, a blocked event loop) the timers that came due fire in
+   * deadline order, so a script's own delay would resume it before the
+   * deadline timer's turn: one step on a lease the store has let go (S1).
+   */
+  expireDue(): void {
+    if (this.#options.clock.now() >= this.#deadlineAt) this.#expire();
+  }
+
   #armDeadline(): void {
     let earliest = Infinity;
     for (const entry of this.#entries.values()) earliest = Math.min(earliest, entry.deadline);
-    if (earliest === Infinity) return this.#deadlineTimer.clear();
     this.#deadlineAt = earliest;
+    if (earliest === Infinity) return this.#deadlineTimer.clear();
     this.#deadlineTimer.set(Math.max(0, earliest - this.#options.clock.now()));
   }
 

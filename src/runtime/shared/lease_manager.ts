@@ -89,6 +89,11 @@ export class LeaseManager {
     return this.#held.size;
   }
 
+  /** Loses the leases whose local deadline has passed (HeldLeases.expireDue). */
+  expireDue(): void {
+    this.#held.expireDue();
+  }
+
   /** Held leases no process uses right now. */
   get idle(): number {
     return this.#held.idle;
