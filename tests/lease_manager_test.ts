@@ -351,6 +351,32 @@ Deno.test("lease manager: releasing", async (t) => {
     await manager.dispose();
   });
 
+  await t.step(
+    "an acquire sent after its runtime's release answered is not followed by another",
+    async () => {
+      // The release's answer says capacity is free again: the acquire that
+      // was waiting for it asks for that, so nothing is left to ask again.
+      const { store, manager, waiters } = setup(1);
+      store.othersWaiting = 1;
+      const [first, second] = await waiters(2);
+      const answer = Promise.withResolvers<void>();
+      store.releaseOverride = async (call) => {
+        await answer.promise;
+        for (const fence of call.arg as number[]) store.held.delete(fence);
+        return { released: 1, othersWaiting: 1, share: 0 };
+      };
+      manager.release(first.lease!); // back to the store: others wait
+      const third = new Waiter();
+      manager.enqueue(third); // its acquire waits for the release's answer
+      await turn();
+      answer.resolve();
+      await turn();
+      assertEquals(store.ops("acquire").map((c) => c.arg), [2, 2]);
+      assertEquals([second.lease?.fence, third.lease], [2, undefined]);
+      await manager.dispose();
+    },
+  );
+
   await t.step("releases of one turn go to the store in one call", async () => {
     const { store, manager, waiters } = setup(3);
     store.othersWaiting = 1;

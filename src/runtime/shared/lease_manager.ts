@@ -221,6 +221,9 @@ export class LeaseManager {
       // A release in flight goes first (in the store this script would delay its notice).
       await this.#held.releasing?.catch(() => {});
       if (this.#disposed) return;
+      // This call asks for everything known by now, the capacity that release
+      // freed included: only what happens after it is sent calls for another.
+      this.#acquireAgain = this.#newDemand = false;
       const want = wanted();
       const sentAt = this.#callTag = this.#clock.now();
       this.#handedDuringCall = 0;
