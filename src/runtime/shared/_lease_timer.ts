@@ -1,16 +1,21 @@
 // One re-armable timer on a Clock: the lease manager keeps four (wake, renew,
 // deadline, idle), each at most once armed, so nothing piles up or leaks.
-// A hand-over re-arms two of them, on the path from the notice to the start:
-// on a clock with the timer fast path (procpool's own) that is a clearTimeout
-// and a setTimeout, where a sleep aborted through an AbortController cost
-// about 0.2 ms (the abort's DOMException, listeners, a rejected promise).
+// A timer asked for later than the one already running keeps that one, which
+// on firing re-arms for the rest; `cancel` lets it run out. Most re-armings
+// are to a later time, or to any time in a range (the wake after every
+// acquire, anywhere in its poll's jitter range; the deadline after every
+// renewal), and on a runtime with npm packages loaded a setTimeout and
+// clearTimeout pair cost tens of µs on the path of every hand-off.
 import { type Clock, isTimerClock, startTimer, stopTimer, TimerEntry } from "../clock.ts";
 
 /** The abort reason of a superseded sleep on a clock without the fast path (never seen). */
 const SUPERSEDED = new Error("lease timer re-armed");
 
 export class LeaseTimer extends TimerEntry {
-  #armed = false;
+  /** When the owner wants `fire` called, on the clock; Infinity: not wanted. */
+  #dueAt = Infinity;
+  /** When the timer running on the clock fires; Infinity: none runs. */
+  #firesAt = Infinity;
   #controller: AbortController | undefined;
 
   constructor(readonly clock: Clock, readonly fire: () => void) {
@@ -18,13 +23,46 @@ export class LeaseTimer extends TimerEntry {
   }
 
   get armed(): boolean {
-    return this.#armed;
+    return this.#dueAt !== Infinity;
   }
 
-  /** Fires `ms` from now, replacing any earlier arming. */
-  set(ms: number): void {
-    this.clear();
-    this.#armed = true;
+  /**
+   * Fires `ms` from now, or up to `slackMs` later, replacing any earlier
+   * arming. A timer running no later serves (firing first, it re-arms for
+   * the rest), as does one within the slack.
+   */
+  set(ms: number, slackMs = 0): void {
+    const now = this.clock.now();
+    this.#dueAt = now + ms;
+    if (this.#firesAt <= this.#dueAt + slackMs) return;
+    this.#stop();
+    this.#start(ms, this.#dueAt);
+  }
+
+  /** Not wanted any more; the running timer, if any, runs out and does nothing. */
+  cancel(): void {
+    this.#dueAt = Infinity;
+  }
+
+  /** Not wanted any more, and nothing left on the clock. */
+  clear(): void {
+    this.#dueAt = Infinity;
+    this.#stop();
+  }
+
+  /** The clock's callback (fast path), or the sleep's. */
+  timerFired(): void {
+    const due = this.#dueAt, armedFor = this.#firesAt;
+    this.#firesAt = Infinity;
+    if (due === Infinity) return;
+    // Fired before the time asked (a timer kept from an earlier arming): on to that time.
+    if (due > armedFor) return this.#start(Math.max(0, due - this.clock.now()), due);
+    this.#dueAt = Infinity;
+    this.fire();
+  }
+
+  #start(ms: number, at: number): void {
+    this.#firesAt = at;
     const clock = this.clock;
     if (isTimerClock(clock)) return clock[startTimer](ms, this);
     const controller = new AbortController();
@@ -36,15 +74,9 @@ export class LeaseTimer extends TimerEntry {
     }, () => {});
   }
 
-  /** The clock's callback (fast path), or the sleep's. */
-  timerFired(): void {
-    this.#armed = false;
-    this.fire();
-  }
-
-  clear(): void {
-    if (!this.#armed) return;
-    this.#armed = false;
+  #stop(): void {
+    if (this.#firesAt === Infinity) return;
+    this.#firesAt = Infinity;
     const controller = this.#controller;
     if (controller !== undefined) {
       this.#controller = undefined;

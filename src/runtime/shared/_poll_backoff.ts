@@ -5,6 +5,16 @@
 /** How long after the earliest lease deadline a waiter tries again (S2: within leaseMs + 250). */
 const EXPIRY_MARGIN_MS = 20;
 
+/**
+ * A delay, and how much later the poll may still come: up to the top of its
+ * jitter range, so that a timer already running for a poll of the same range
+ * can serve instead of a new one.
+ */
+export interface PollDelay {
+  readonly ms: number;
+  readonly slackMs: number;
+}
+
 export class PollBackoff {
   #attempt = 0;
 
@@ -20,9 +30,10 @@ export class PollBackoff {
    * and no later than `earliestMs` (the earliest lease deadline; -1: none) +
    * a margin.
    */
-  next(earliestMs: number): number {
+  next(earliestMs: number): PollDelay {
     const cap = Math.min(this.maxMs, this.minMs * 2 ** Math.min(30, this.#attempt++));
     const delay = cap * (0.5 + this.random() / 2);
-    return earliestMs >= 0 ? Math.min(delay, earliestMs + EXPIRY_MARGIN_MS) : delay;
+    const expiry = earliestMs >= 0 ? earliestMs + EXPIRY_MARGIN_MS : Infinity;
+    return expiry <= delay ? { ms: expiry, slackMs: 0 } : { ms: delay, slackMs: cap - delay };
   }
 }

@@ -3,7 +3,9 @@
 // reconnects (for over a minute with its default retry strategy), so the
 // lease manager, which warns on errors, would stay silent. This wrapper
 // reports a call left unanswered for `slowMs` to the manager's health log,
-// which warns once per outage, whichever way the outage shows (S3).
+// which warns once per outage, whichever way the outage shows (S3). One timer
+// watches every call in flight, not one per call: a setTimeout and
+// clearTimeout pair per call cost tens of µs on the path of every hand-off.
 import type {
   AcquireResult,
   Fence,
@@ -23,7 +25,17 @@ export interface SilenceReport {
   recovered(): void;
 }
 
+/** A call in flight, and when it was sent (performance.now()). */
+interface Watch {
+  readonly operation: string;
+  readonly at: number;
+}
+
 export class WatchedStore implements LeaseStore {
+  readonly #pending = new Set<Watch>();
+  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  #closed = false;
+
   constructor(
     readonly inner: LeaseStore,
     readonly health: SilenceReport,
@@ -62,11 +74,40 @@ export class WatchedStore implements LeaseStore {
     return this.inner.subscribe(onNotice, holder);
   }
 
+  /** Stops watching (the timer goes); calls made later are not watched. */
+  close(): void {
+    this.#closed = true;
+    this.#pending.clear();
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
   #watch<T>(operation: string, call: Promise<T>): Promise<T> {
-    const timer = setTimeout(() => this.health.silent(operation, this.slowMs), this.slowMs);
+    if (this.#closed) return call;
+    const watch: Watch = { operation, at: performance.now() };
+    this.#pending.add(watch);
+    // A timer already running fires no later than this call's time is up.
+    this.#timer ??= setTimeout(this.#check, this.slowMs);
     // A rejection is the client giving up, not the store answering: the
     // manager reports that failure itself.
-    call.then(() => this.health.recovered(), () => {}).finally(() => clearTimeout(timer));
+    call.then(() => this.health.recovered(), () => {}).finally(() => this.#pending.delete(watch));
     return call;
   }
+
+  /** Reports each call whose time is up, once; runs again for the next one due. */
+  readonly #check = (): void => {
+    this.#timer = undefined;
+    const now = performance.now();
+    let next = Infinity;
+    for (const watch of this.#pending) {
+      const due = watch.at + this.slowMs;
+      if (due > now) {
+        next = Math.min(next, due);
+        continue;
+      }
+      this.#pending.delete(watch);
+      this.health.silent(watch.operation, this.slowMs);
+    }
+    if (next !== Infinity) this.#timer = setTimeout(this.#check, next - now);
+  };
 }

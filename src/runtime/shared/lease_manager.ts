@@ -12,7 +12,7 @@ import type { Lease, LeaseEntry } from "./_lease_entry.ts";
 import { LeaseTimer } from "./_lease_timer.ts";
 import type { LeaseStore, Notice } from "./lease_store.ts";
 import { NoticeChannel } from "./_notice_channel.ts";
-import { PollBackoff } from "./_poll_backoff.ts";
+import { PollBackoff, type PollDelay } from "./_poll_backoff.ts";
 import { StoreHealthLog } from "./_store_health.ts";
 import { WatchedStore } from "./_watched_store.ts";
 import type { LeaseManagerOptions, LeaseWaiter } from "./_lease_contracts.ts";
@@ -46,11 +46,12 @@ export class LeaseManager {
   readonly #health: StoreHealthLog;
   readonly #notices: NoticeChannel;
   readonly #wake: LeaseTimer;
+  readonly #watched: WatchedStore | undefined = undefined;
 
   constructor(store: LeaseStore, options: LeaseManagerOptions) {
     const health = this.#health = new StoreHealthLog(store.key, options.logger);
     if (options.slowCallMs !== undefined) {
-      store = new WatchedStore(store, health, options.slowCallMs);
+      store = this.#watched = new WatchedStore(store, health, options.slowCallMs);
     }
     this.#store = store;
     this.#maxHeld = options.maxHeld;
@@ -182,6 +183,7 @@ export class LeaseManager {
       this.#clock.sleep(DISPOSE_LIMIT_MS, limit.signal).catch(() => {}),
     ]);
     limit.abort();
+    this.#watched?.close();
   }
 
   /**
@@ -215,7 +217,7 @@ export class LeaseManager {
     if (wanted() === 0 && this.#storeWant === 0) return;
     if (newDemandOnly && wanted() <= this.#storeWant && this.#wake.armed) return;
     this.#acquiring = true;
-    this.#wake.clear();
+    this.#wake.cancel();
     try {
       await this.#notices.ready();
       // A release in flight goes first (in the store this script would delay its notice).
@@ -246,7 +248,7 @@ export class LeaseManager {
       this.#held.unheard(result.handed);
       if (result.granted.length > 0) this.#poll.reset();
       // Next try: a notice, the earliest deadline, or the polling fallback, whichever first.
-      if (this.#storeWant > 0) this.#wake.set(this.#poll.next(result.earliestMs));
+      if (this.#storeWant > 0) this.#wakeIn(this.#poll.next(result.earliestMs));
     } catch (error) {
       if (this.#disposed) return;
       if (error instanceof CapacityMismatchError) {
@@ -256,7 +258,7 @@ export class LeaseManager {
         }
       } else {
         this.#health.failed("acquire", error);
-        this.#wake.set(this.#poll.next(-1));
+        this.#wakeIn(this.#poll.next(-1));
       }
     } finally {
       this.#acquiring = false;
@@ -265,6 +267,10 @@ export class LeaseManager {
     const again = this.#acquireAgain, newDemand = this.#newDemand;
     this.#acquireAgain = this.#newDemand = false;
     if (again || newDemand) this.#pump(!again);
+  }
+
+  #wakeIn({ ms, slackMs }: PollDelay): void {
+    this.#wake.set(ms, slackMs);
   }
 
   /** A new lease, to the first waiting fork; withdrawn meanwhile: to the fleet, or idle for a moment. */
