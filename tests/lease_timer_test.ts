@@ -1,11 +1,13 @@
 // The lease manager's re-armable timer (_lease_timer.ts) on virtual time: a
 // timer kept from an earlier arming never fires before the time asked, nor
 // after it (beyond the slack given), and nothing is left on the clock once it
-// is cleared. The watch on unanswered store calls (_watched_store.ts), which
+// is cleared; the wake's slack (_poll_backoff.ts) never delays the wake for
+// an expiry. The watch on unanswered store calls (_watched_store.ts), which
 // keeps one timer for every call in flight, reports each late call once.
 import { assertEquals } from "@std/assert";
 import { VirtualClock } from "../testing.ts";
 import { LeaseTimer } from "../src/runtime/shared/_lease_timer.ts";
+import { PollBackoff } from "../src/runtime/shared/_poll_backoff.ts";
 import { WatchedStore } from "../src/runtime/shared/_watched_store.ts";
 import { FakeLeaseStore, never } from "./_fake_lease_store.ts";
 
@@ -74,6 +76,13 @@ Deno.test("lease timer", async (t) => {
     timer.clear();
     assertEquals([timer.armed, clock.pending], [false, 0]);
   });
+});
+
+Deno.test("poll backoff: the wake's slack reaches the top of its jitter range, never past the expiry wake", () => {
+  const poll = new PollBackoff(100, 1_000, () => 0); // each delay at half its cap
+  assertEquals(poll.next(-1), { ms: 50, slackMs: 50 }); // cap 100
+  assertEquals(poll.next(120), { ms: 100, slackMs: 40 }); // cap 200; the expiry wake at 140
+  assertEquals(poll.next(10), { ms: 30, slackMs: 0 }); // the expiry wake first
 });
 
 Deno.test("watched store: one timer for every call in flight; each late call reported once", async () => {

@@ -34,6 +34,9 @@ export class PollBackoff {
     const cap = Math.min(this.maxMs, this.minMs * 2 ** Math.min(30, this.#attempt++));
     const delay = cap * (0.5 + this.random() / 2);
     const expiry = earliestMs >= 0 ? earliestMs + EXPIRY_MARGIN_MS : Infinity;
-    return expiry <= delay ? { ms: expiry, slackMs: 0 } : { ms: delay, slackMs: cap - delay };
+    // The slack never reaches past the expiry wake (S2: its lease is taken within leaseMs + 250 ms).
+    return expiry <= delay
+      ? { ms: expiry, slackMs: 0 }
+      : { ms: delay, slackMs: Math.min(cap, expiry) - delay };
   }
 }
