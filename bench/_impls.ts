@@ -9,6 +9,7 @@ import { pooledMap } from "@std/async/pool";
 import { backoff, Runtime } from "../mod.ts";
 import { task } from "./_shared.ts";
 import { GuardedForkPool, MinimalForkPool, MinimalLang, MinimalProcess } from "./_ref_pools.ts";
+import { LaneBatch } from "./_lane_pool.ts";
 
 export type Impl = (items: readonly number[], concurrency: number) => Promise<number[]>;
 
@@ -122,6 +123,10 @@ export const impls: Record<string, Impl> = {
     await Promise.all(Array.from({ length: concurrency }, worker));
     return results;
   },
+
+  // The forkAll floor with the nested-fork guard (LANE_FLOOR in _sections.ts).
+  "ref: worker loop + process objects + lane guard": (items, concurrency) =>
+    new LaneBatch(items, concurrency, (i) => task(i)).promise,
 
   "ref: unbounded Promise.all": (items) => Promise.all(items.map((i) => task(i))),
 };

@@ -11,6 +11,7 @@ import {
   FORK_ALL,
   FORK_AWAIT,
   GUARDED_FLOOR,
+  LANE_FLOOR,
   latency,
   memory,
   throughput,
@@ -83,6 +84,7 @@ if (only.includes("throughput")) {
   const loop = t.rate["ref: worker loop"];
   const forkAll = t.rate[FORK_ALL] / loop;
   const processFloor = t.rate["ref: worker loop + process objects"];
+  const laneFloor = t.rate[LANE_FLOOR];
   target(
     "forkAll ≥ 0.5× the 8-worker loop",
     forkAll >= 0.5,
@@ -90,7 +92,11 @@ if (only.includes("throughput")) {
       ratio(forkAll)
     }; the loop with a process's objects per task (ref: worker loop + process objects) is ${
       ratio(processFloor / loop)
-    } the loop, procpool reaches ${ratio(t.rate[FORK_ALL] / processFloor)} of it`,
+    } the loop, procpool reaches ${
+      ratio(t.rate[FORK_ALL] / processFloor)
+    } of it; with the nested-fork guard's lane as well (${LANE_FLOOR}) the floor is ${
+      ratio(laneFloor / loop)
+    } the loop, procpool reaches ${ratio(t.rate[FORK_ALL] / laneFloor)} of that`,
   );
   const allocated = t.bytes[FORK_AWAIT], pLimitAllocated = t.bytes["p-limit"];
   target(
