@@ -42,8 +42,12 @@ function setup(start = 0, slowCallMs?: number) {
     await turn();
     return all;
   };
-  const grant = (fences: Fence[], tag: number, holder = "me") =>
-    store.notify({ kind: "granted", holder, fences, tag });
+  const grant = (
+    fences: Fence[],
+    tag: number,
+    holder = "me",
+    view?: { othersWaiting: number; share: number },
+  ) => store.notify({ kind: "granted", holder, fences, tag, view });
   return { clock, store, manager, waiters, grant };
 }
 
@@ -234,6 +238,27 @@ Deno.test("lease manager: hand-over", async (t) => {
       await turn();
       assertEquals(store.ops("wait").map((c) => c.arg), [0]);
       assertEquals(manager.held, 2); // the spare one idles a moment, then goes back
+      await manager.dispose();
+    },
+  );
+
+  await t.step(
+    "the fleet a grant notice describes counts: held while others wait, the lease goes back",
+    async () => {
+      // Holding nothing while it waited, this runtime heard no "wanted"
+      // notice (those go to holders): the grant's view is its news.
+      const { store, manager, waiters, grant } = setup();
+      const [first] = await waiters(1); // the store's answer: nobody else waits
+      grant([store.handOver()], store.ops("acquire")[0].tag!, "me", {
+        othersWaiting: 1,
+        share: 0,
+      });
+      assertEquals(first.lease?.fence, 1);
+      const [second] = await waiters(1);
+      manager.release(first.lease!); // not to the local fork: the fleet first (S4)
+      await turn();
+      assertEquals(store.ops("release").map((call) => call.arg), [[1]]);
+      assertEquals(second.lease, undefined);
       await manager.dispose();
     },
   );

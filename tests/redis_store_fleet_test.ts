@@ -2,6 +2,7 @@
 // records, fair share (S4), the key's limit (S7) and release notices.
 import { assertEquals, assertRejects } from "@std/assert";
 import { CapacityMismatchError } from "../mod.ts";
+import type { Notice } from "../src/runtime/shared/lease_store.ts";
 import { redisKeys } from "../src/runtime/shared/redis_store.ts";
 import { redisFixture, sleep, within } from "./_redis_fixture.ts";
 
@@ -110,39 +111,46 @@ Deno.test("redis lease store: the fleet", async (t) => {
 
   await t.step("notices: a holder starting to wait, a release while others wait", async () => {
     const store = fx.store({ limit: 4 });
-    const notices: string[] = [];
+    const label = (notice: Notice) =>
+      notice.kind === "wanted"
+        ? `wanted ${notice.holder} ${notice.share}`
+        : notice.kind === "granted"
+        ? `granted ${notice.holder} ${notice.fences.length} ${JSON.stringify(notice.view)}`
+        : notice.kind;
+    // "wanted" goes to the runtimes holding leases, a grant to its holder
+    // alone, each on its own channel; "released" to every runtime on the key.
+    const heardByA: string[] = [], heardByC: string[] = [];
     let granted: () => void = () => {};
-    const subscription = store.subscribe((notice) => {
-      notices.push(
-        notice.kind === "wanted"
-          ? `wanted ${notice.holder} ${notice.share}`
-          : notice.kind === "granted"
-          ? `granted ${notice.holder} ${notice.fences.length}`
-          : notice.kind,
-      );
+    const a = store.subscribe((notice) => heardByA.push(label(notice)), "A");
+    const c = store.subscribe((notice) => {
+      heardByC.push(label(notice));
       if (notice.kind === "granted") granted();
-    }, "C"); // grants are heard on their holder's own channel
+    }, "C");
     try {
-      await subscription.ready;
-      const a = await store.acquire("A", 2);
-      await store.release("A", a.granted.slice(0, 1)); // nobody waits: no notice
+      await Promise.all([a.ready, c.ready]);
+      const first = await store.acquire("A", 2);
+      await store.release("A", first.granted.slice(0, 1)); // nobody waits: no notice
       const [a3] = (await store.acquire("A", 1)).granted;
-      assertEquals((await store.acquire("B", 3)).granted.length, 2); // "wanted B 2" (4 / 2)
+      assertEquals((await store.acquire("B", 3)).granted.length, 2); // "wanted B 2" (4 / 2) to A
       await store.acquire("B", 1); // still waiting: no second notice
       await store.wait("B", 2); // nor when it wants more
       // B holds its share (ceil(4 / 2)): the freed lease is not handed over, "released".
-      const first = await store.release("A", a.granted);
-      assertEquals([first.released, first.handedOver, first.othersWaiting], [1, 0, 1]);
-      await store.wait("C", 1); // "wanted C 1" (4 / 3)
-      // C holds none: A's last lease goes straight to it, "granted C 1", and nothing is announced.
+      const freed = await store.release("A", first.granted);
+      assertEquals([freed.released, freed.handedOver, freed.othersWaiting], [1, 0, 1]);
+      await store.wait("C", 1); // "wanted C 1" (4 / 3) to A and B, not to C, which holds none
+      // A's last lease goes straight to C, "granted C 1", and nothing is announced; with
+      // it, what C heard of no "wanted": B waits, and C's share now that A takes no part (4 / 2).
       const notice = new Promise<void>((resolve) => granted = resolve);
       const last = await store.release("A", [a3]);
       assertEquals([last.released, last.handedOver, last.othersWaiting], [1, 1, 1]);
       await within(notice, 5_000, "grant notice");
       // Notices arrive in publish order, so any extra one would show here.
-      assertEquals(notices, ["wanted B 2", "released", "wanted C 1", "granted C 1"]);
+      const view = JSON.stringify({ othersWaiting: 1, share: 2 });
+      assertEquals(heardByC, ["released", `granted C 1 ${view}`]);
+      assertEquals(heardByA, ["wanted B 2", "released", "wanted C 1"]);
     } finally {
-      await subscription.close();
+      await a.close();
+      await c.close();
     }
   });
 });

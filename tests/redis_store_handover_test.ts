@@ -40,13 +40,16 @@ Deno.test("redis lease store: hand-over inside release", async (t) => {
         assertEquals(await fx.redis.hget(keys[1], "B"), "1");
         assertEquals(await fx.redis.hget(keys[1], "A"), null);
         await until(() => notices.some((n) => n.kind === "granted"), 2_000, "grant notice");
-        assertEquals(notices.filter((n) => n.kind !== "wanted"), [
-          { kind: "granted", holder: "B", fences: [Number(fence)], tag: 1234.5 },
-        ]); // no "released": nothing was left free
-        // Notices arrive in publish order: C hears the next "wanted", never the grant.
+        // B alone waits; it is the one runtime taking part: its share is the limit.
+        const view = { othersWaiting: 0, share: 1 };
+        assertEquals(notices, [
+          { kind: "granted", holder: "B", fences: [Number(fence)], tag: 1234.5, view },
+        ]); // no "wanted" (B held nothing), no "released" (nothing was left free)
+        // Notices arrive in publish order: B, holding now, hears the next
+        // "wanted"; C, holding nothing, hears neither it nor the grant.
         await store.wait("Z", 1, 1);
-        await until(() => others.some((n) => n.kind === "wanted" && n.holder === "Z"), 2_000, "Z");
-        assertEquals(others.filter((n) => n.kind === "granted"), []);
+        await until(() => notices.some((n) => n.kind === "wanted" && n.holder === "Z"), 2_000, "Z");
+        assertEquals(others, []);
         await store.wait("Z", 0, 2);
         // B's next call reports the hand-over once (a lost notice is caught here).
         assertEquals((await store.renew("B", [])).handed, [Number(fence)]);

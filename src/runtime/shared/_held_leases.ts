@@ -197,8 +197,13 @@ export class HeldLeases {
 
   /** Another holder started waiting: idle leases go back at once, and those above the share (S4). */
   othersWant(share: number): void {
+    this.noticed({ othersWaiting: Math.max(this.othersWaiting, 1), share });
+  }
+
+  /** A notice said how the fleet stands now: newer than any answer to a call already sent. */
+  noticed(view: { readonly othersWaiting: number; readonly share: number }): void {
     this.#noticeAt = this.#options.clock.now();
-    this.heard({ othersWaiting: Math.max(this.othersWaiting, 1), share });
+    this.heard(view);
   }
 
   /** Stops every timer; returns the fences still to give back (held, or queued for release). */

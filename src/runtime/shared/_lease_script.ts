@@ -29,10 +29,11 @@
 // `handed` lists leases that releases of others handed to this holder since
 // its last call, each reported once: a holder that missed the grant notice
 // (pub/sub is at-most-once) learns of them here and gives them back.
-// Notices on the channel: 'r' when leases were released (and not handed
-// over) while others wait, 'w:<share>:<holder>' when a holder starts waiting,
-// 'g:<fence,...>:<tag>:<holder>' when a release handed leases to a waiter,
-// on that waiter's own channel, '<channel>:<holder>'.
+// Notices: 'r' on the channel when leases were released (and not handed
+// over) while others wait; on a holder's own channel, '<channel>:<holder>',
+// 'w:<share>:<holder>' when another holder starts waiting (to those holding
+// leases), and 'g:<fence,...>:<tag>:<others>:<share>:<holder>' when a release
+// handed it leases (others and share: the fleet just after the hand-over).
 import { LEASE_HAND_OVER } from "./_lease_script_hand_over.ts";
 import { LEASE_PRELUDE } from "./_lease_script_prelude.ts";
 

@@ -60,8 +60,16 @@ local function hand_over(count)
       local before = redis.call('HGET', handedkey, c.h)
       redis.call('HSET', handedkey, c.h, before and (before .. ',' .. list) or list)
       fresh[leases], fresh[handedkey] = true, true
-      -- On the waiter's own channel (redis_store.ts grantChannel): it alone wakes.
-      redis.call('PUBLISH', channel .. ':' .. c.h, 'g:' .. list .. ':' .. c.tag .. ':' .. c.h)
+      c.list = list
+    end
+  end
+  -- On each waiter's own channel (redis_store.ts grantChannel): it alone
+  -- wakes. With who waits now, and its share: holding nothing until now, it
+  -- heard no 'w' notice.
+  for _, c in ipairs(cands) do
+    if c.list then
+      redis.call('PUBLISH', channel .. ':' .. c.h, 'g:' .. c.list .. ':' .. c.tag .. ':'
+        .. others_waiting(c.h) .. ':' .. share(c.h) .. ':' .. c.h)
     end
   end
   return handed

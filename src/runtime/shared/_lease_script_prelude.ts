@@ -95,27 +95,30 @@ local function put_want(h, n)
   w[h] = n
 end
 
--- Other holders waiting now.
-local function others_waiting()
+-- Holders other than h (the caller by default) waiting now.
+local function others_waiting(h)
+  h = h or holder
   local n = 0
-  for h in pairs(waiting()) do if h ~= holder then n = n + 1 end end
+  for x in pairs(waiting()) do if x ~= h then n = n + 1 end end
   return n
 end
 
--- Holders taking part (holding or waiting), the caller always among them.
-local function participants()
+-- Holders taking part (holding or waiting), h (the caller by default) always among them.
+local function participants(h)
+  h = h or holder
   local n, b, w = 0, holdings(), waiting()
   for _ in pairs(b) do n = n + 1 end
-  for h in pairs(w) do if not b[h] then n = n + 1 end end
-  if not b[holder] and not w[holder] then n = n + 1 end
+  for x in pairs(w) do if not b[x] then n = n + 1 end end
+  if not b[h] and not w[h] then n = n + 1 end
   return n
 end
 
--- Leases a holder may keep for its own forks while others wait (S4): an equal
--- share rounded down. (Grants round up, so no capacity stays idle; holders
--- above the rounded-down share give back, so the extra rotates.)
-local function share()
-  return math.floor(limit / participants())
+-- Leases a holder (the caller by default) may keep for its own forks while
+-- others wait (S4): an equal share rounded down. (Grants round up, so no
+-- capacity stays idle; holders above the rounded-down share give back, so the
+-- extra rotates.)
+local function share(h)
+  return math.floor(limit / participants(h))
 end
 
 -- S7: the first limit stays while anything is live; a different one is refused.
@@ -134,8 +137,12 @@ local function limit_mismatch()
   return nil
 end
 
--- A holder that starts waiting tells the others at once ('w:<share>:<holder>'),
--- so that those handing leases to their own forks above the share give them back.
+-- A holder that starts waiting tells the others holding leases at once
+-- ('w:<share>:<holder>' on each one's own channel), so that those handing
+-- leases to their own forks above the share give them back. Those holding
+-- none have nothing to give back: the reply that grants them leases, or the
+-- 'g' notice that hands them some, says who waits then. (On the key's channel,
+-- it woke every runtime, the one waiting among them, for each wait.)
 -- The tag is the caller's own note of when it sent this call: a lease handed
 -- over later names it, and the caller counts that lease's local deadline from
 -- it (S2: the hand-over happened after this call reached Redis).
@@ -146,7 +153,12 @@ local function set_want(n, tag)
     redis.call('HSET', tagkey, holder, tag)
     redis.call('ZADD', waiters, now + ttl, holder)
     latest = math.max(latest, now + ttl)
-    if not was then redis.call('PUBLISH', channel, 'w:' .. share() .. ':' .. holder) end
+    if not was then
+      local notice = 'w:' .. share() .. ':' .. holder
+      for h, c in pairs(holdings()) do
+        if h ~= holder and c > 0 then redis.call('PUBLISH', channel .. ':' .. h, notice) end
+      end
+    end
   elseif was then
     put_want(holder, 0)
   end

@@ -304,7 +304,10 @@ export class LeaseManager {
     if (notice.kind === "wanted") {
       if (notice.holder !== this.holder) this.#held.othersWant(notice.share);
     } else if (notice.kind === "granted") {
-      if (notice.holder === this.holder) this.#handedOver(notice.fences, notice.tag);
+      if (notice.holder !== this.holder) return;
+      // Holding nothing until now, this runtime heard no "wanted" notice.
+      if (notice.view !== undefined) this.#held.noticed(notice.view);
+      this.#handedOver(notice.fences, notice.tag);
     } else if (this.#waiters.size > 0) {
       this.#poll.reset();
       this.#pump();

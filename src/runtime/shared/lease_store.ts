@@ -32,7 +32,8 @@ export interface FleetView {
  * What a subscription hears: leases released (and not handed over), a holder
  * starting to wait (and the new share), or leases a release handed straight
  * to a waiting holder. `tag` is the one that holder sent with the call that
- * last wrote its wait record, before the hand-over.
+ * last wrote its wait record, before the hand-over; `view`, when the store
+ * gives it, is the fleet just after the hand-over, as that holder sees it.
  */
 export type Notice =
   | { readonly kind: "released" }
@@ -42,6 +43,7 @@ export type Notice =
     readonly holder: string;
     readonly fences: readonly Fence[];
     readonly tag: number;
+    readonly view?: { readonly othersWaiting: number; readonly share: number };
   };
 
 /** The answer to {@linkcode LeaseStore.acquire}. */

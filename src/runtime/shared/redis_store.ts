@@ -185,15 +185,21 @@ function fleetView(reply: number[]): FleetView {
   };
 }
 
-/** 'g:<fence,...>:<tag>:<holder>' (the holder last: it may contain ':'). */
+/** 'g:<fence,...>:<tag>:<others>:<share>:<holder>' (the holder last: it may contain ':'). */
 function grantNotice(message: string): Notice {
   const fencesEnd = message.indexOf(":", 2);
   const tagEnd = message.indexOf(":", fencesEnd + 1);
+  const othersEnd = message.indexOf(":", tagEnd + 1);
+  const shareEnd = message.indexOf(":", othersEnd + 1);
   return {
     kind: "granted",
     fences: message.slice(2, fencesEnd).split(",").map(Number),
     tag: Number(message.slice(fencesEnd + 1, tagEnd)),
-    holder: message.slice(tagEnd + 1),
+    view: {
+      othersWaiting: Number(message.slice(tagEnd + 1, othersEnd)),
+      share: Number(message.slice(othersEnd + 1, shareEnd)),
+    },
+    holder: message.slice(shareEnd + 1),
   };
 }
 
