@@ -2,8 +2,8 @@
 // under a mark in an AsyncLocalStorage, which follows it across `await`, and
 // every AppL entry point refuses to run under a mark that says "script".
 //
-// Entering a new mark costs a new context object (_script_context.ts: on
-// Deno 2.9.6 with an `AsyncLocalStorage`, also a key and a WeakMap entry).
+// Entering a new mark costs an `AsyncLocalStorage.run` (on Deno 2.9.6 a new
+// context object and a WeakMap entry, the largest cost of a short process).
 // A lane pays it once for many scripts forked from one async context (a
 // forkAll call): its mark is mutable, procpool's own code running in the
 // lane's context flips it to "internal" for the synchronous stretch it runs,
@@ -12,17 +12,17 @@
 // in the lane's context, and runs last in it (procpool's bookkeeping may run
 // before it in that job, never after it): the end of a job restores the
 // context, so what one script does to it stays with that script (a reaction
-// costs far less than entering a new context).
+// costs far less than an `AsyncLocalStorage.run` on Deno 2.9.6).
+import { AsyncLocalStorage } from "node:async_hooks";
 import { NestedForkError } from "../errors.ts";
-import { contextSlot } from "./_script_context.ts";
 
 /** A script's mark; a process record is its own, so that it can be recognised. */
 export interface Mark {
   readonly internal: boolean;
 }
 
+const insideScript = new AsyncLocalStorage<Mark | undefined>();
 const SCRIPT: Mark = Object.freeze({ internal: false });
-const insideScript = contextSlot<Mark>(SCRIPT);
 
 // Lanes flip their own marks; this is the writable view they use.
 type LaneMark = { internal: boolean };
@@ -60,18 +60,18 @@ export function runMarked<A extends unknown[], R>(
 
 /** Whether the caller is the script run under `mark` (or one of its continuations). */
 export function isRunningScript(mark: Mark): boolean {
-  return insideScript.get() === mark;
+  return insideScript.getStore() === mark;
 }
 
 /** Whether the caller is any LangL script. */
 export function isInsideScript(): boolean {
-  const mark = insideScript.get();
+  const mark = insideScript.getStore();
   return mark !== undefined && !mark.internal;
 }
 
 /** Throws NestedForkError if the caller is a LangL script. */
 export function refuseInsideScript(operation: string): void {
-  const mark = insideScript.get();
+  const mark = insideScript.getStore();
   if (mark !== undefined && !mark.internal) throw new NestedForkError(operation);
 }
 
@@ -83,7 +83,7 @@ export function refuseInsideScript(operation: string): void {
 export function outsideScripts<R>(fn: () => R): R {
   // Not `exit`: on Deno 2.9.6 it hides the store from synchronous code only,
   // and callbacks scheduled inside it still inherit the mark.
-  return insideScript.get() === undefined ? fn() : insideScript.run(undefined, fn);
+  return insideScript.getStore() === undefined ? fn() : insideScript.run(undefined, fn);
 }
 
 /**
