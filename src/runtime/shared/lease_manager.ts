@@ -8,12 +8,14 @@ import { CapacityMismatchError } from "../../errors.ts";
 import type { Clock } from "../clock.ts";
 import { monotonicClock } from "./_monotonic_clock.ts";
 import { HeldLeases } from "./_held_leases.ts";
+import { settleWithin, withdrawWait } from "./_leaving_store.ts";
 import type { Lease, LeaseEntry } from "./_lease_entry.ts";
 import { LeaseTimer } from "./_lease_timer.ts";
 import type { LeaseStore, Notice } from "./lease_store.ts";
 import { NoticeChannel } from "./_notice_channel.ts";
 import { PollBackoff, type PollDelay } from "./_poll_backoff.ts";
 import { StoreHealthLog } from "./_store_health.ts";
+import { WaitRecord } from "./_wait_record.ts";
 import { WatchedStore } from "./_watched_store.ts";
 import type { LeaseManagerOptions, LeaseWaiter } from "./_lease_contracts.ts";
 
@@ -31,14 +33,8 @@ export class LeaseManager {
   readonly #poll: PollBackoff;
   readonly #held: HeldLeases;
   readonly #waiters = new LinkedQueue<LeaseWaiter>();
-  /** What the store believes this holder waits for. */
-  #storeWant = 0;
-  /** The last reply left a wait record in the store (notices can only lower it since). */
-  #recorded = false;
+  readonly #record = new WaitRecord();
   #acquiring = false;
-  /** The send time of the acquire or wait in flight (NaN: none); hand-overs heard for its record. */
-  #callTag = NaN;
-  #handedDuringCall = 0;
   #pumpQueued = false;
   #acquireAgain = false;
   #newDemand = false;
@@ -132,7 +128,7 @@ export class LeaseManager {
   /** Leaves the queue; false if the waiter was already served. */
   withdraw(waiter: LeaseWaiter): boolean {
     if (!this.#waiters.remove(waiter)) return false;
-    if (this.#waiters.size === 0 && this.#storeWant > 0) this.#pump(); // tell the store
+    if (this.#waiters.size === 0 && this.#record.want > 0) this.#pump(); // tell the store
     return true;
   }
 
@@ -169,32 +165,16 @@ export class LeaseManager {
     const fences = this.#held.close();
     const work: Promise<unknown>[] = [];
     if (fences.length > 0) work.push(this.#store.release(this.holder, fences));
-    // An acquire still in flight may leave a wait record that storeWant does
-    // not know of yet, and notices may have lowered storeWant below the
+    // An acquire still in flight may leave a wait record that #record does
+    // not know of yet, and notices may have lowered its want below the
     // store's record: a release elsewhere would hand it leases nobody returns.
-    if (this.#storeWant > 0 || this.#recorded || this.#acquiring) {
-      work.push(this.#withdraw(fences));
+    if (this.#record.want > 0 || this.#record.recorded || this.#acquiring) {
+      work.push(withdrawWait(this.#store, this.holder, this.#clock, fences));
     }
     const closing = this.#notices.close();
     if (closing !== undefined) work.push(closing);
-    const limit = new AbortController();
-    await Promise.race([
-      Promise.allSettled(work),
-      this.#clock.sleep(DISPOSE_LIMIT_MS, limit.signal).catch(() => {}),
-    ]);
-    limit.abort();
+    await settleWithin(this.#clock, work, DISPOSE_LIMIT_MS);
     this.#watched?.close();
-  }
-
-  /**
-   * Clears the wait record at dispose. A release elsewhere may have handed
-   * this holder leases whose notice never came (or comes now, unheard): the
-   * reply names them, and they go back too, not left to expire.
-   */
-  async #withdraw(releasing: readonly number[]): Promise<void> {
-    const { handed = [] } = await this.#store.wait(this.holder, 0, this.#clock.now());
-    const unheard = handed.filter((fence) => !releasing.includes(fence));
-    if (unheard.length > 0) await this.#store.release(this.holder, unheard);
   }
 
   /**
@@ -214,8 +194,8 @@ export class LeaseManager {
       return;
     }
     const wanted = () => Math.max(0, Math.min(this.#waiters.size, this.#maxHeld - this.#held.size));
-    if (wanted() === 0 && this.#storeWant === 0) return;
-    if (newDemandOnly && wanted() <= this.#storeWant && this.#wake.armed) return;
+    if (wanted() === 0 && this.#record.want === 0) return;
+    if (newDemandOnly && wanted() <= this.#record.want && this.#wake.armed) return;
     this.#acquiring = true;
     this.#wake.cancel();
     try {
@@ -227,8 +207,8 @@ export class LeaseManager {
       // freed included: only what happens after it is sent calls for another.
       this.#acquireAgain = this.#newDemand = false;
       const want = wanted();
-      const sentAt = this.#callTag = this.#clock.now();
-      this.#handedDuringCall = 0;
+      const sentAt = this.#clock.now();
+      this.#record.sent(sentAt);
       // The send time tags the wait record: a lease handed over later counts its local deadline from it.
       const result = want > 0
         ? await this.#store.acquire(this.holder, want, sentAt)
@@ -236,23 +216,23 @@ export class LeaseManager {
       if (this.#disposed) {
         const fences = [...result.granted, ...result.handed ?? []];
         this.#store.release(this.holder, fences).catch(() => {});
-        if (want > result.granted.length) this.#withdraw(fences).catch(() => {});
+        if (want > result.granted.length) {
+          withdrawWait(this.#store, this.holder, this.#clock, fences).catch(() => {});
+        }
         return;
       }
       this.#health.recovered();
       this.#held.heard(result, sentAt);
-      // Hand-overs heard before this reply (another connection) shrank the record it describes.
-      this.#storeWant = Math.max(0, want - result.granted.length - this.#handedDuringCall);
-      this.#recorded = this.#storeWant > 0;
+      this.#record.replied(want, result.granted.length);
       for (const fence of result.granted) this.#grant(this.#held.add(fence, sentAt));
       this.#held.unheard(result.handed);
       if (result.granted.length > 0) this.#poll.reset();
       // Next try: a notice, the earliest deadline, or the polling fallback, whichever first.
-      if (this.#storeWant > 0) this.#wakeIn(this.#poll.next(result.earliestMs));
+      if (this.#record.want > 0) this.#wakeIn(this.#poll.next(result.earliestMs));
     } catch (error) {
       if (this.#disposed) return;
       if (error instanceof CapacityMismatchError) {
-        this.#storeWant = 0;
+        this.#record.want = 0;
         for (let waiter; (waiter = this.#waiters.shift()) !== undefined;) {
           waiter.leaseRefused(error);
         }
@@ -262,7 +242,7 @@ export class LeaseManager {
       }
     } finally {
       this.#acquiring = false;
-      this.#callTag = NaN;
+      this.#record.settled();
     }
     const again = this.#acquireAgain, newDemand = this.#newDemand;
     this.#acquireAgain = this.#newDemand = false;
@@ -286,17 +266,16 @@ export class LeaseManager {
   #handedOver(fences: readonly number[], tag: number): void {
     for (const fence of fences) {
       if (this.#held.heardOf(fence)) continue; // a duplicate, or given back as unheard-of
-      this.#storeWant = Math.max(0, this.#storeWant - 1);
-      if (tag === this.#callTag) this.#handedDuringCall++;
+      this.#record.handed(tag);
       const entry = this.#held.adopt(fence, tag);
       if (entry === undefined) continue; // its deadline has passed: already going back
       if (this.#held.size <= this.#maxHeld && this.#grant(entry)) continue;
       if (this.#held.size > this.#maxHeld) this.#held.giveBack(entry); // an acquire crossed it
       // Nobody here wanted it: the store's wait record is stale (an acquire
       // crossed a hand-over); clear it, or every release lands here.
-      this.#storeWant = Math.max(this.#storeWant, 1);
+      this.#record.stale();
     }
-    if (this.#waiters.size > 0 ? this.#storeWant === 0 : this.#storeWant > 0) this.#pump();
+    if (this.#waiters.size > 0 ? this.#record.want === 0 : this.#record.want > 0) this.#pump();
   }
 
   #heard(notice: Notice): void {

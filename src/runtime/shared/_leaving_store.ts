@@ -1,0 +1,33 @@
+// What the lease manager does with the store when it is disposed (S6): clear
+// its wait record, return what was handed over unheard, and stop waiting for
+// either after a limit, leaving the rest to expire in the store.
+import type { Clock } from "../clock.ts";
+import type { LeaseStore } from "./lease_store.ts";
+
+/**
+ * Clears `holder`'s wait record at dispose. A release elsewhere may have
+ * handed it leases whose notice never came (or comes now, unheard): the
+ * reply names them, and they go back too (all but `releasing`, going back
+ * already), not left to expire.
+ */
+export async function withdrawWait(
+  store: LeaseStore,
+  holder: string,
+  clock: Clock,
+  releasing: readonly number[],
+): Promise<void> {
+  const { handed = [] } = await store.wait(holder, 0, clock.now());
+  const unheard = handed.filter((fence) => !releasing.includes(fence));
+  if (unheard.length > 0) await store.release(holder, unheard);
+}
+
+/** Waits until every one of `work` settles, or `ms` on `clock` pass, whichever comes first. */
+export async function settleWithin(
+  clock: Clock,
+  work: readonly Promise<unknown>[],
+  ms: number,
+): Promise<void> {
+  const limit = new AbortController();
+  await Promise.race([Promise.allSettled(work), clock.sleep(ms, limit.signal).catch(() => {})]);
+  limit.abort();
+}
