@@ -44,7 +44,8 @@ if op == 'acquire' then
   if stored then tidy() return {1, stored} end
   local mine = holdings()[holder] or 0
   local others = others_waiting()
-  local grant = math.min(n, limit - redis.call('ZCARD', leases))
+  local was_live = live_leases()
+  local grant = math.min(n, limit - was_live)
   if others > 0 then
     -- S4: while others wait, nobody grows past an equal share.
     grant = math.min(grant, math.ceil(limit / participants()) - mine)
@@ -67,7 +68,7 @@ if op == 'acquire' then
     if #args > 0 then redis.call('ZADD', leases, unpack(args)) end
     redis.call('SET', fencekey, fmt(first + grant - 1))
     add_held(holder, grant)
-    fresh[leases] = true
+    if was_live == 0 then fresh[leases] = true end
   end
   set_want(n - grant, ARGV[8])
   out[3] = earliest()

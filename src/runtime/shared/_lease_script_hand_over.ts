@@ -9,27 +9,26 @@ export const LEASE_HAND_OVER = `
 -- hand-over is a new grant: a new fence, a deadline no earlier than the
 -- waiter's wait record (which its call's send time + its leaseMs precedes).
 local function hand_over(count)
-  count = math.min(count, limit - redis.call('ZCARD', leases))
+  local was_live = live_leases()
+  count = math.min(count, limit - was_live)
   if count <= 0 then return 0 end
   local w, b = waiting(), holdings()
   local any = false
   for h, n in pairs(w) do if h ~= holder and n > 0 then any = true break end end
   if not any then return 0 end
-  local parts = 0
-  for _ in pairs(b) do parts = parts + 1 end
-  for h in pairs(w) do if not b[h] then parts = parts + 1 end end
+  -- The releaser, holding none now and not waiting, no longer takes part.
+  local parts = taking_part()
   local tags, since = {}, {}
   local flat = redis.call('HGETALL', tagkey)
   for i = 1, #flat, 2 do tags[flat[i]] = flat[i + 1] end
   flat = redis.call('ZRANGE', waiters, 0, -1, 'WITHSCORES')
   for i = 1, #flat, 2 do since[flat[i]] = tonumber(flat[i + 1]) end
-  local cands, seen = {}, {}
+  local cands = {}
   for _, h in ipairs(want_order) do
     local n = w[h]
-    if not seen[h] and h ~= holder and n and n > 0 and tags[h] and since[h] then
+    if h ~= holder and n and n > 0 and tags[h] and since[h] then
       cands[#cands + 1] = { h = h, n = n, held = b[h] or 0, since = since[h], tag = tags[h], got = {} }
     end
-    seen[h] = true
   end
   if #cands == 0 then return 0 end
   local cap = math.ceil(limit / parts)
@@ -49,6 +48,13 @@ local function hand_over(count)
   end
   if handed == 0 then return 0 end
   redis.call('SET', fencekey, fmt(fence - 1))
+  -- A key that exists has an expiry far enough out (tidy); one this call
+  -- creates has none yet. The leases zset exists while a lease lives.
+  if was_live == 0 then fresh[leases] = true end
+  local lists = {}
+  flat = redis.call('HGETALL', handedkey)
+  if #flat == 0 then fresh[handedkey] = true end
+  for i = 1, #flat, 2 do lists[flat[i]] = flat[i + 1] end
   for _, c in ipairs(cands) do
     if #c.got > 0 then
       local deadline = math.max(now + ttl, c.since)
@@ -57,19 +63,23 @@ local function hand_over(count)
       add_held(c.h, #c.got)
       put_want(c.h, c.n)
       local list = table.concat(c.got, ',')
-      local before = redis.call('HGET', handedkey, c.h)
+      local before = lists[c.h]
       redis.call('HSET', handedkey, c.h, before and (before .. ',' .. list) or list)
-      fresh[leases], fresh[handedkey] = true, true
       c.list = list
     end
   end
   -- On each waiter's own channel (redis_store.ts grantChannel): it alone
   -- wakes. With who waits now, and its share: holding nothing until now, it
   -- heard no 'w' notice.
+  -- Each got a lease, so the holders taking part are those counted above.
+  local waiting_now = 0
+  for _ in pairs(w) do waiting_now = waiting_now + 1 end
+  local share_now = math.floor(limit / parts)
   for _, c in ipairs(cands) do
     if c.list then
+      local others = waiting_now - (w[c.h] and 1 or 0)
       redis.call('PUBLISH', channel .. ':' .. c.h, 'g:' .. c.list .. ':' .. c.tag .. ':'
-        .. others_waiting(c.h) .. ':' .. share(c.h) .. ':' .. c.h)
+        .. others .. ':' .. share_now .. ':' .. c.h)
     end
   end
   return handed

@@ -48,15 +48,25 @@ local function read_meta()
 end
 
 -- holder -> leases held, and holder -> leases waited for, in the store's
--- order (ties in hand_over go by it): read once, then kept in step.
-local by, wants, want_order
+-- order (ties in hand_over go by it): read once, then kept in step. The held
+-- counts sum to the leases live (reclaim, grants and releases change both
+-- alike), so the sum stands in for a ZCARD of the leases.
+local by, wants, want_order, live
 local function holdings()
   if not by then
-    by = {}
+    by, live = {}, 0
     local flat = redis.call('HGETALL', held)
-    for i = 1, #flat, 2 do by[flat[i]] = tonumber(flat[i + 1]) end
+    for i = 1, #flat, 2 do
+      local n = tonumber(flat[i + 1])
+      by[flat[i]], live = n, live + n
+    end
   end
   return by
+end
+-- Leases live now.
+local function live_leases()
+  holdings()
+  return live
 end
 local function waiting()
   if not wants then
@@ -70,13 +80,21 @@ local function waiting()
   return wants
 end
 
--- Changes a holder's count by d (the hash loses it at 0).
+-- Changes a holder's count by d (the hash loses it at 0). Every caller reads
+-- the counts anyway, so the new one is known: one HSET or HDEL.
 local function add_held(h, d)
-  local was_empty = by and next(by) == nil
-  local n = redis.call('HINCRBY', held, h, d)
-  if n <= 0 then redis.call('HDEL', held, h) n = nil end
-  if by then by[h] = n end
-  if d > 0 and (was_empty or not by) then fresh[held] = true end
+  local b = holdings()
+  local was_empty = next(b) == nil
+  local old = b[h] or 0
+  local n = old + d
+  if n > 0 then
+    redis.call('HSET', held, h, n)
+  else
+    redis.call('HDEL', held, h)
+    n = nil
+  end
+  b[h], live = n, live + (n or 0) - old
+  if d > 0 and was_empty then fresh[held] = true end
 end
 
 -- Sets how many leases h waits for (0: its wait record goes).
@@ -85,7 +103,6 @@ local function put_want(h, n)
   if n > 0 then
     if next(w) == nil then fresh[want], fresh[tagkey], fresh[waiters] = true, true, true end
     redis.call('HSET', want, h, n)
-    if not w[h] then want_order[#want_order + 1] = h end
   else
     redis.call('HDEL', want, h)
     redis.call('HDEL', tagkey, h)
@@ -103,13 +120,19 @@ local function others_waiting(h)
   return n
 end
 
--- Holders taking part (holding or waiting), h (the caller by default) always among them.
-local function participants(h)
-  h = h or holder
+-- Holders taking part (holding or waiting).
+local function taking_part()
   local n, b, w = 0, holdings(), waiting()
   for _ in pairs(b) do n = n + 1 end
   for x in pairs(w) do if not b[x] then n = n + 1 end end
-  if not b[h] and not w[h] then n = n + 1 end
+  return n
+end
+
+-- Holders taking part, h (the caller by default) always among them.
+local function participants(h)
+  h = h or holder
+  local n = taking_part()
+  if not holdings()[h] and not waiting()[h] then n = n + 1 end
   return n
 end
 
