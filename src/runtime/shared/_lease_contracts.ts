@@ -18,6 +18,15 @@ export abstract class LeaseWaiter extends QueueNode {
   abstract leaseRefused(error: unknown): void;
 }
 
+/**
+ * A third of the lease, at most a second: how long a runtime lets pass
+ * without hearing from the store (the polling cap, a slow call), so that its
+ * wait record stays fresh and an outage shows well before a deadline.
+ */
+export function thirdOfLeaseMs(leaseMs: number): number {
+  return Math.min(1_000, Math.floor(leaseMs / 3));
+}
+
 export interface LeaseManagerOptions {
   /** Never hold more leases than this: the runtime's maxProcesses (S4). */
   readonly maxHeld: number;

@@ -6,7 +6,14 @@
 // acquire, anywhere in its poll's jitter range; the deadline after every
 // renewal), and on a runtime with npm packages loaded a setTimeout and
 // clearTimeout pair cost tens of µs on the path of every hand-off.
-import { type Clock, isTimerClock, startTimer, stopTimer, TimerEntry } from "../clock.ts";
+import {
+  type Clock,
+  isTimerClock,
+  startTimer,
+  stopTimer,
+  type TimerClock,
+  TimerEntry,
+} from "../clock.ts";
 
 /** The abort reason of a superseded sleep on a clock without the fast path (never seen). */
 const SUPERSEDED = new Error("lease timer re-armed");
@@ -17,9 +24,12 @@ export class LeaseTimer extends TimerEntry {
   /** When the timer running on the clock fires; Infinity: none runs. */
   #firesAt = Infinity;
   #controller: AbortController | undefined;
+  /** The clock, if it has the fast path (decided once: a clock keeps its kind). */
+  readonly #timerClock: TimerClock | undefined;
 
   constructor(readonly clock: Clock, readonly fire: () => void) {
     super();
+    this.#timerClock = isTimerClock(clock) ? clock : undefined;
   }
 
   get armed(): boolean {
@@ -63,11 +73,10 @@ export class LeaseTimer extends TimerEntry {
 
   #start(ms: number, at: number): void {
     this.#firesAt = at;
-    const clock = this.clock;
-    if (isTimerClock(clock)) return clock[startTimer](ms, this);
+    if (this.#timerClock !== undefined) return this.#timerClock[startTimer](ms, this);
     const controller = new AbortController();
     this.#controller = controller;
-    clock.sleep(ms, controller.signal).then(() => {
+    this.clock.sleep(ms, controller.signal).then(() => {
       if (this.#controller !== controller) return;
       this.#controller = undefined;
       this.timerFired();
@@ -81,8 +90,8 @@ export class LeaseTimer extends TimerEntry {
     if (controller !== undefined) {
       this.#controller = undefined;
       controller.abort(SUPERSEDED);
-    } else if (isTimerClock(this.clock)) {
-      this.clock[stopTimer](this);
+    } else {
+      this.#timerClock?.[stopTimer](this);
     }
   }
 }

@@ -11,23 +11,22 @@ export class StoreHealthLog implements StoreHealth {
   constructor(readonly key: string, readonly logger: LeaseLogger | undefined) {}
 
   failed(operation: string, error: unknown): void {
-    if (this.#failing) return;
-    this.#failing = true;
-    this.logger?.warn("shared capacity: the store did not answer; retrying", {
-      key: this.key,
-      operation,
-      error,
-    });
+    this.#outage("shared capacity: the store did not answer; retrying", { operation, error });
   }
 
   /** A call has gone unanswered for `ms` (_watched_store.ts): an outage too. */
   silent(operation: string, ms: number): void {
+    this.#outage(
+      "shared capacity: the store has not answered for {ms} ms; waiting forks keep waiting",
+      { operation, ms },
+    );
+  }
+
+  /** The first sign of an outage warns; the rest of it is quiet until recovered. */
+  #outage(message: string, properties: Record<string, unknown>): void {
     if (this.#failing) return;
     this.#failing = true;
-    this.logger?.warn(
-      "shared capacity: the store has not answered for {ms} ms; waiting forks keep waiting",
-      { key: this.key, operation, ms },
-    );
+    this.logger?.warn(message, { key: this.key, ...properties });
   }
 
   /** Said for every lease: each stands for a process cancelled mid-run, which an operator wants to see. */

@@ -17,7 +17,7 @@ import { PollBackoff, type PollDelay } from "./_poll_backoff.ts";
 import { StoreHealthLog } from "./_store_health.ts";
 import { WaitRecord } from "./_wait_record.ts";
 import { WatchedStore } from "./_watched_store.ts";
-import type { LeaseManagerOptions, LeaseWaiter } from "./_lease_contracts.ts";
+import { type LeaseManagerOptions, type LeaseWaiter, thirdOfLeaseMs } from "./_lease_contracts.ts";
 
 export type { Lease, LeaseLossListener } from "./_lease_entry.ts";
 export { type LeaseLogger, type LeaseManagerOptions, LeaseWaiter } from "./_lease_contracts.ts";
@@ -55,7 +55,7 @@ export class LeaseManager {
     this.#clock = options.clock ?? monotonicClock;
     const random = options.random ?? Math.random;
     const pollMinMs = options.pollMinMs ?? 50;
-    const pollMaxMs = options.pollMaxMs ?? Math.min(1_000, Math.floor(store.leaseMs / 3));
+    const pollMaxMs = options.pollMaxMs ?? thirdOfLeaseMs(store.leaseMs);
     this.#poll = new PollBackoff(pollMinMs, pollMaxMs, random);
     this.#wake = new LeaseTimer(this.#clock, () => this.#pump());
     this.#notices = new NoticeChannel(

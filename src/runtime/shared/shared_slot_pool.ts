@@ -18,6 +18,7 @@ import { logSafely } from "../_safe_log.ts";
 import { createSlotPool, type SlotPool, SlotWaiter } from "../slot_pool.ts";
 import { fifo, type WaitPolicy } from "../wait_policy.ts";
 import { type Lease, type LeaseLogger, LeaseManager } from "./lease_manager.ts";
+import { thirdOfLeaseMs } from "./_lease_contracts.ts";
 import type { SharedCapacity, SharedCapacityBackend } from "./shared_capacity.ts";
 
 type Stage = "local" | "lease" | "rate";
@@ -280,7 +281,7 @@ export function createSharedSlotPool(
     maxHeld: maxProcesses,
     logger: leaseLogger,
     stopMarginMs: stopMarginFor(store.leaseMs),
-    slowCallMs: Math.min(1_000, Math.floor(store.leaseMs / 3)),
+    slowCallMs: thirdOfLeaseMs(store.leaseMs),
   });
   return new SharedSlotPool(local, manager, capacity.key, capacity.limit, rateStage);
 }
