@@ -9,7 +9,7 @@ type Script<T> = (item: number, lang: MinimalLang) => Promise<T>;
 
 const inScript = new AsyncLocalStorage<{ internal: boolean }>();
 
-/** LaneRecord's fields, plus the item's batch and index (procpool's ItemRecord has both). */
+/** MinimalProcess's fields, plus the item's batch and index (procpool's ItemRecord has both). */
 class LaneRecord {
   status = 0;
   value: unknown = undefined;
@@ -34,8 +34,8 @@ class LaneRecord {
  * told from a value); a feeder that runs only in the lane's clean context, so
  * a freed slot wakes it through a promise registered there (once per wave,
  * not per item), and the item that wakes it runs last in that wake's job.
- * One `AsyncLocalStorage.run` per batch. No scope, cancellation, FIFO line,
- * stats or timeline.
+ * One `AsyncLocalStorage.run` per batch. No scope, cancellation, FIFO line
+ * or timeline.
  */
 export class LaneBatch<T> {
   readonly #mark = { internal: true };
@@ -43,6 +43,9 @@ export class LaneBatch<T> {
   #next = 0;
   #active = 0;
   #nextId = 0;
+  /** With #nextId (started) and #active, the counters `stats()` reports. */
+  #succeeded = 0;
+  #failed = 0;
   /** record, item, record, item, …: the items whose start jobs are queued. */
   readonly #starts: unknown[] = [];
   #head = 0;
@@ -129,7 +132,11 @@ export class LaneBatch<T> {
     let result: unknown;
     mark.internal = false;
     try {
-      result = this.script(item, new MinimalLang(record.id, record));
+      const lang = new MinimalLang(record.id, record);
+      // Held by the record, as procpool's record holds its LangL object, so
+      // that the JIT cannot drop the allocation when a script ignores it.
+      record.cancelHook = lang;
+      result = this.script(item, lang);
     } catch (error) {
       result = Promise.reject(error);
     } finally {
@@ -142,6 +149,8 @@ export class LaneBatch<T> {
     const mark = this.#mark;
     mark.internal = true;
     record.status = ok ? 1 : 2;
+    if (ok) this.#succeeded++;
+    else this.#failed++;
     if (ok) this.#results[record.index] = record.value = outcome as T;
     else if (this.#failure === undefined) this.#failure = { error: record.error = outcome };
     this.#active--;

@@ -22,7 +22,7 @@ const log = (message: string) => console.error(`… ${message}`);
 
 export const FORK_AWAIT = "procpool fork+await (fifo)";
 export const FORK_ALL = "procpool forkAll";
-/** The fork+await floor with what the mission makes every fork pay (bench/_impls.ts). */
+/** The fork+await floor with what the mission makes every fork pay (bench/_ref_pools.ts). */
 export const GUARDED_FLOOR = "ref: fork+await with guard and context";
 /** The forkAll floor with the nested-fork guard's lane (bench/_lane_pool.ts). */
 export const LANE_FLOOR = "ref: worker loop + process objects + lane guard";

@@ -6,6 +6,7 @@
 // keeps one timer for every call in flight, reports each late call once.
 import { assertEquals } from "@std/assert";
 import { VirtualClock } from "../testing.ts";
+import { type Clock, startTimer, stopTimer } from "../src/runtime/clock.ts";
 import { LeaseTimer } from "../src/runtime/shared/_lease_timer.ts";
 import { PollBackoff } from "../src/runtime/shared/_poll_backoff.ts";
 import { WatchedStore } from "../src/runtime/shared/_watched_store.ts";
@@ -67,6 +68,25 @@ Deno.test("lease timer", async (t) => {
     timer.set(200);
     await clock.advance(1_000);
     assertEquals(fired, [200]);
+  });
+
+  await t.step("kept past its time by a pause: fires when the kept timer does", () => {
+    // A clock whose time jumps while no timer fires, as a blocked event loop's does.
+    let now = 0;
+    const started: LeaseTimer[] = [];
+    const clock = {
+      now: () => now,
+      sleep: () => never(),
+      [startTimer]: (_ms: number, entry: LeaseTimer) => started.push(entry),
+      [stopTimer]: () => {},
+    } as unknown as Clock;
+    let fired = 0;
+    const timer = new LeaseTimer(clock, () => fired++);
+    timer.set(100);
+    timer.set(300); // the timer due at 100 is kept
+    now = 1_000; // paused past both
+    started.shift()!.timerFired();
+    assertEquals([fired, started.length], [1, 0]);
   });
 
   await t.step("cleared: nothing left on the clock", () => {

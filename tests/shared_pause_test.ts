@@ -6,6 +6,7 @@
 import { assertEquals, assertInstanceOf } from "@std/assert";
 import { type Clock, type LangL, LeaseLostError, Runtime } from "../mod.ts";
 import { redisCapacity } from "../redis.ts";
+import { VirtualClock } from "../testing.ts";
 import { redisFixture } from "./_redis_fixture.ts";
 
 const LEASE_MS = 1_000;
@@ -24,6 +25,7 @@ Deno.test("a runtime paused past its lease lets no script step on (S1)", async (
   async function pausedWhileWaiting(
     waitThenStep: (lang: LangL) => Promise<void>,
     clock?: Clock,
+    afterPause?: () => Promise<void>,
   ) {
     const shared = redisCapacity({
       redis: fx.redis,
@@ -40,6 +42,7 @@ Deno.test("a runtime paused past its lease lets no script step on (S1)", async (
       });
       await started.promise;
       blockFor(LEASE_MS + 300);
+      await afterPause?.();
       return await app.awaitResult(handle).then(() => "finished", (error) => error);
     });
   }
@@ -88,6 +91,23 @@ Deno.test("a runtime paused past its lease lets no script step on (S1)", async (
       steps++;
       await lang.delay(60_000);
     }, clock);
+    assertInstanceOf(outcome, LeaseLostError);
+    assertEquals(steps, 0, "the script stepped on after its lease had gone");
+  });
+
+  await t.step("so does a delay on a virtual clock, which fires it after the pause", async () => {
+    // Leases run on real time; the delay fires when the test advances the clock.
+    const clock = new VirtualClock(0);
+    let steps = 0;
+    const outcome = await pausedWhileWaiting(
+      async (lang) => {
+        await lang.delay(100);
+        steps++;
+        await lang.delay(60_000);
+      },
+      clock,
+      () => clock.advance(100),
+    );
     assertInstanceOf(outcome, LeaseLostError);
     assertEquals(steps, 0, "the script stepped on after its lease had gone");
   });

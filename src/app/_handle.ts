@@ -2,6 +2,7 @@
 // record that the caller may hold, check, cancel and dispose of, but not
 // reach through. The record sits in a private field, so only procpool finds
 // it again (recordOf).
+import { processLabel } from "../errors/_process_label.ts";
 import type { ProcessHandle, ProcessStatus } from "./app.ts";
 import type { ProcessRecord } from "./process.ts";
 import { isRunningScript } from "./_guard.ts";
@@ -50,7 +51,9 @@ class Handle<T> implements ProcessHandle<T> {
     if (record.status === "running" && isRunningScript(record)) {
       return Promise.reject(
         new TypeError(
-          `process ${record.id} awaited its own handle's [Symbol.asyncDispose], which waits ` +
+          `${
+            processLabel(record.id, record.name)
+          } awaited its own handle's [Symbol.asyncDispose], which waits ` +
             "until the process has stopped: it would wait for itself forever. To stop, return " +
             "or throw; to request cancellation only, call handle.cancel() or [Symbol.dispose]().",
         ),

@@ -1,5 +1,6 @@
 // An awaitResult call waiting for a running process: told by the process
 // when it stops, by its own timer or signal, or by its scope's cancellation.
+import { processLabel } from "../errors/_process_label.ts";
 import { AwaitTimeoutError } from "../errors.ts";
 import { QueueNode } from "../_linked_queue.ts";
 import type { AwaitOptions } from "./app.ts";
@@ -27,7 +28,9 @@ function awaitedRecord(handle: unknown, core: RuntimeCore): ProcessRecord {
     );
   }
   if (record.core !== core) {
-    throw new TypeError(`awaitResult: process ${record.id}'s handle belongs to another runtime`);
+    throw new TypeError(
+      `awaitResult: ${processLabel(record.id, record.name)}'s handle belongs to another runtime`,
+    );
   }
   return record;
 }

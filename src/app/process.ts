@@ -15,6 +15,7 @@ import { callScript, type Mark, outsideScripts, runMarked } from "./_guard.ts";
 import type { ProcessProbe, ScriptCall } from "../runtime/_hooks.ts";
 import type { ProcessBatch, ProcessOwner, StopWaiter } from "./_process_owner.ts";
 import { warnCleanupError } from "./_process_cleanup.ts";
+import { logForked } from "./_process_log.ts";
 import type { AbortMember } from "./_abort_fanout.ts";
 
 export type { ProcessBatch, ProcessOwner, StopWaiter };
@@ -30,17 +31,6 @@ const CANCELLED = 3;
 const OBSERVED = 4;
 const DEBUG = 8;
 const CANCEL_SEEN = 16;
-
-// Apart from begin, whose every call would otherwise allocate the context
-// this closure captures (56 bytes a process, debug logging or not).
-function logForked(record: ProcessRecord): void {
-  outsideScripts(() =>
-    record.core.logger.debug("forked process {processId}", {
-      processId: record.id,
-      name: record.name,
-    })
-  );
-}
 
 // A QueueNode (its two link fields declared here rather than inherited, one
 // constructor fewer) so that the scope owning a process can keep its running

@@ -6,7 +6,7 @@
  */
 import { getLogger } from "@logtape/logtape";
 import type { AppL, ScopeOptions } from "../app/app.ts";
-import { isInsideScript, refuseInsideScript } from "../app/_guard.ts";
+import { isInsideScript, outsideScripts, refuseInsideScript } from "../app/_guard.ts";
 import { checkScopeOptions } from "../app/_options.ts";
 import { Scope } from "../app/scope.ts";
 import { NestedForkError, RuntimeDisposedError } from "../errors.ts";
@@ -97,6 +97,7 @@ export class Runtime implements AsyncDisposable {
       ),
       rate,
       options.shared,
+      outsideScripts,
     );
     if (workers !== undefined) this.#core.workerLimit = workers;
   }

@@ -15,30 +15,19 @@ import type { RandomStream } from "../runtime/random.ts";
 import {
   addCancelHook,
   addPlacedHook,
-  type CancelHook,
   Cancellation,
   holderName,
-  removeCancelHook,
-  removePlacedHook,
   setPlacedHookFinder,
   throwIfCancelled,
 } from "./cancellation.ts";
-import {
-  placeTimer,
-  sleepOn,
-  startTimer,
-  stopTimer,
-  timerAt,
-  type TimerClock,
-  type TimerEntry,
-} from "../runtime/clock.ts";
-import type { ProcessCancelledError } from "../errors.ts";
+import { placeTimer, sleepOn, startTimer, timerAt } from "../runtime/clock.ts";
 import type { EvalIOOptions, LangL, SharedVar, Transaction } from "./lang.ts";
 import { checkIOOptions, runIO } from "./_eval_io.ts";
 import * as vars from "./_var_ops.ts";
 import { requireData, VarCell } from "./shared_var.ts";
-import { promiseFor, type Settler } from "../_settler.ts";
-import { afterGuard, resumedCancelled } from "./_resume_guard.ts";
+import { promiseFor } from "../_settler.ts";
+import { afterGuard } from "./_resume_guard.ts";
+import { GuardedDelay, PendingDelay } from "./_pending_delay.ts";
 
 const LOG_METHOD: Record<LogLevel, "debug" | "info" | "warn" | "error"> = {
   debug: "debug",
@@ -46,36 +35,6 @@ const LOG_METHOD: Record<LogLevel, "debug" | "info" | "warn" | "error"> = {
   warning: "warn",
   error: "error",
 };
-
-/**
- * A delay in progress: a timer plus a cancellation hook, no abort listener.
- * A TimerEntry by shape rather than by `extends`: one constructor instead of
- * two on every delay.
- */
-class PendingDelay implements TimerEntry, CancelHook, Settler<void> {
-  _clockState: unknown = undefined;
-  resolve!: () => void;
-  reject!: (reason: unknown) => void;
-  /** Its place on the clock if the process's hook slot holds that (addPlacedHook), else -1. */
-  place = -1;
-
-  constructor(readonly clock: TimerClock, readonly cancellation: Cancellation) {}
-
-  timerFired(): void {
-    // A shared runtime first loses its overdue leases, which may cancel this
-    // process (its hooks then reject this delay, and the script stays put).
-    const guard = resumeGuardOf(this.cancellation);
-    if (guard !== undefined && resumedCancelled(guard, this.cancellation)) return;
-    if (this.place >= 0) removePlacedHook(this.cancellation, this.place);
-    else removeCancelHook(this.cancellation, this);
-    this.resolve();
-  }
-
-  cancelled(reason: ProcessCancelledError): void {
-    this.clock[stopTimer](this);
-    this.reject(reason);
-  }
-}
 
 class LangExtras {
   random: RandomStream | undefined = undefined;
@@ -88,9 +47,6 @@ let enter: (lang: LangInterpreter | undefined, op: string) => void;
 /** Gives a process's LangL its lease's fencing token (the process holds a lease). */
 export let setFence: (lang: LangInterpreter, fence: number) => void;
 
-/** The runtime's resume guard (RuntimeCore.resumeGuard) for a delay's process. */
-let resumeGuardOf: (cancellation: Cancellation) => (() => void) | undefined;
-
 /** A process's LangL object, which also carries its cancellation state. */
 export class LangInterpreter extends Cancellation implements LangL {
   readonly #core: RuntimeCore;
@@ -100,7 +56,6 @@ export class LangInterpreter extends Cancellation implements LangL {
 
   static {
     setFence = (lang, fence) => (lang.#extras ??= new LangExtras()).fence = fence;
-    resumeGuardOf = (cancellation) => (cancellation as LangInterpreter).#core.resumeGuard;
     setPlacedHookFinder((lang, place) => {
       if (!(lang instanceof LangInterpreter)) return undefined;
       const entry = lang.#core.timerClock?.[timerAt]?.(place);
@@ -126,9 +81,12 @@ export class LangInterpreter extends Cancellation implements LangL {
       if (clock === undefined) {
         const sleeping = sleepOn(this.#core.clock, ms, this.signal, "delay ms");
         const guard = this.#core.resumeGuard;
-        return guard === undefined ? sleeping : afterGuard(sleeping, guard, this);
+        return guard === undefined ? sleeping : afterGuard(sleeping, guard, this, true);
       }
-      const pending = new PendingDelay(clock, this);
+      const guard = this.#core.resumeGuard;
+      const pending = guard === undefined
+        ? new PendingDelay(clock, this)
+        : new GuardedDelay(clock, this, guard);
       const promise = promiseFor<void>(pending);
       let place = -1;
       if (clock[placeTimer] === undefined) clock[startTimer](ms, pending);
@@ -241,11 +199,11 @@ export class LangInterpreter extends Cancellation implements LangL {
       enter(this, "evalIO");
       requireFunction("evalIO io", io);
       const checked = checkIOOptions(options);
-      if (checked.shielded) return runIO(this, io, checked, this.#core.observer);
-      throwIfCancelled(this);
+      if (!checked.shielded) throwIfCancelled(this);
       const running = runIO(this, io, checked, this.#core.observer);
       const guard = this.#core.resumeGuard;
-      return guard === undefined ? running : afterGuard(running, guard, this);
+      // A shielded evalIO is cleanup: its script goes on, cancelled or not.
+      return guard === undefined ? running : afterGuard(running, guard, this, !checked.shielded);
     } catch (error) {
       return Promise.reject(error);
     }

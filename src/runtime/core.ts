@@ -53,6 +53,8 @@ export class RuntimeCore {
     readonly hooks: PoolHooks | undefined,
     rate?: RateOptions,
     shared?: SharedCapacity,
+    /** Runs procpool code that may call user code outside any script's context. */
+    outside: (fn: () => void) => void = (fn) => fn(),
   ) {
     this.timerClock = isTimerClock(clock) ? clock : undefined;
     this.debug = new DebugGate(logger);
@@ -63,8 +65,7 @@ export class RuntimeCore {
       this.shared = this.resumeGuard = undefined;
       slots = createSlotPool(maxProcesses, wait, clock, random, rate);
     } else {
-      const manager = () => this.shared!.manager;
-      this.resumeGuard = () => manager().expireDue();
+      this.resumeGuard = () => this.shared!.manager.expireDue(outside);
       slots = this.shared = createSharedSlotPool(shared!, backend, {
         maxProcesses,
         wait,

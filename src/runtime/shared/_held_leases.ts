@@ -251,13 +251,12 @@ export class HeldLeases {
   }
 
   /**
-   * Loses, now, every lease whose local deadline has passed. After a pause
-   * (a long GC, a blocked event loop) the timers that came due fire in
-   * deadline order, so a script's own delay would resume it before the
-   * deadline timer's turn: one step on a lease the store has let go (S1).
+   * Loses now, through `outside` (it may call user code), every lease past
+   * its local deadline. After a pause the timers that came due fire in
+   * deadline order, so a script's delay would resume it first (S1).
    */
-  expireDue(): void {
-    if (this.#options.clock.now() >= this.#deadlineAt) this.#expire();
+  expireDue(outside: (expire: () => void) => void): void {
+    if (this.#options.clock.now() >= this.#deadlineAt) outside(() => this.#expire());
   }
 
   #armDeadline(): void {

@@ -65,8 +65,14 @@ export class LeaseTimer extends TimerEntry {
     const due = this.#dueAt, armedFor = this.#firesAt;
     this.#firesAt = Infinity;
     if (due === Infinity) return;
-    // Fired before the time asked (a timer kept from an earlier arming): on to that time.
-    if (due > armedFor) return this.#start(Math.max(0, due - this.clock.now()), due);
+    // Fired before the time asked (a timer kept from an earlier arming): on to
+    // that time, unless a pause has carried the clock past it. Then it fires
+    // now, in the order the timers that came due during the pause fire, not
+    // behind them all (the deadline timer must not come after a script's).
+    if (due > armedFor) {
+      const now = this.clock.now();
+      if (due > now) return this.#start(due - now, due);
+    }
     this.#dueAt = Infinity;
     this.fire();
   }

@@ -87,8 +87,8 @@ export class LeaseManager {
   }
 
   /** Loses the leases whose local deadline has passed (HeldLeases.expireDue). */
-  expireDue(): void {
-    this.#held.expireDue();
+  expireDue(outside: (expire: () => void) => void): void {
+    this.#held.expireDue(outside);
   }
 
   /** Held leases no process uses right now. */
