@@ -11,7 +11,7 @@ import { announceStop } from "./_process_stop.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { ProcessStatus } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
-import { callScript, type Mark, outsideScripts, runMarked } from "./_guard.ts";
+import { callScript, type Mark, runMarked } from "./_guard.ts";
 import type { ProcessProbe, ScriptCall } from "../runtime/_hooks.ts";
 import type { ProcessBatch, ProcessOwner, StopWaiter } from "./_process_owner.ts";
 import { warnCleanupError } from "./_process_cleanup.ts";
