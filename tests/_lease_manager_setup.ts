@@ -22,8 +22,9 @@ export class Waiter extends LeaseWaiter {
 
 export const turn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
-export function setup(limit = 4, options: Partial<LeaseManagerOptions> = {}) {
-  const clock = new VirtualClock(0);
+/** A manager on a virtual clock starting at `start`, over a store with `limit` leases of 3 s. */
+export function setup(limit = 4, options: Partial<LeaseManagerOptions> = {}, start = 0) {
+  const clock = new VirtualClock(start);
   const store = new FakeLeaseStore(clock, limit, 3_000);
   const logs: string[] = [];
   const manager = new LeaseManager(store, {

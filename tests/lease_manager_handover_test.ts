@@ -4,20 +4,9 @@
 // late, twice, for someone else, or never.
 import { assertEquals, assertInstanceOf } from "@std/assert";
 import { LeaseLostError } from "../mod.ts";
-import { VirtualClock } from "../testing.ts";
-import { type Lease, LeaseManager, LeaseWaiter } from "../src/runtime/shared/lease_manager.ts";
 import type { AcquireResult, Fence, ReleaseResult } from "../src/runtime/shared/lease_store.ts";
-import { FakeLeaseStore, never } from "./_fake_lease_store.ts";
-
-class Waiter extends LeaseWaiter {
-  lease: Lease | undefined;
-  leaseGranted(lease: Lease): void {
-    this.lease = lease;
-  }
-  leaseRefused(): void {}
-}
-
-const turn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+import { never } from "./_fake_lease_store.ts";
+import { setup as managerSetup, turn, Waiter } from "./_lease_manager_setup.ts";
 
 /**
  * Nothing free in the store (limit 0), leaseMs 3000, no polling in the way.
@@ -25,30 +14,14 @@ const turn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
  * unanswered calls (_watched_store.ts).
  */
 function setup(start = 0, slowCallMs?: number) {
-  const clock = new VirtualClock(start);
-  const store = new FakeLeaseStore(clock, 0, 3_000);
-  const manager = new LeaseManager(store, {
-    maxHeld: 8,
-    holder: "me",
-    clock,
-    random: () => 0.5,
-    pollMinMs: 60_000,
-    pollMaxMs: 60_000,
-    slowCallMs,
-  });
-  const waiters = async (n: number) => {
-    const all = Array.from({ length: n }, () => new Waiter());
-    for (const waiter of all) manager.enqueue(waiter);
-    await turn();
-    return all;
-  };
+  const base = managerSetup(0, { pollMinMs: 60_000, pollMaxMs: 60_000, slowCallMs }, start);
   const grant = (
     fences: Fence[],
     tag: number,
     holder = "me",
     view?: { othersWaiting: number; share: number },
-  ) => store.notify({ kind: "granted", holder, fences, tag, view });
-  return { clock, store, manager, waiters, grant };
+  ) => base.store.notify({ kind: "granted", holder, fences, tag, view });
+  return { ...base, grant };
 }
 
 Deno.test("lease manager: hand-over", async (t) => {

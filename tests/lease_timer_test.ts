@@ -112,16 +112,16 @@ Deno.test("watched store: one timer for every call in flight; each late call rep
   const store = new WatchedStore(inner, {
     silent: (operation) => silent.push(operation),
     recovered: () => recovered++,
-  }, 20);
+  }, 12);
   await store.acquire("me", 1); // answered: never reported
   inner.renewOverride = () => never();
   store.renew("me", [1]);
-  await new Promise((resolve) => setTimeout(resolve, 10));
+  await new Promise((resolve) => setTimeout(resolve, 6));
   inner.releaseOverride = () => never();
-  store.release("me", [1]); // sent 10 ms later: reported 10 ms after the renew
-  await new Promise((resolve) => setTimeout(resolve, 15));
+  store.release("me", [1]); // sent 6 ms later: reported 6 ms after the renew
+  await new Promise((resolve) => setTimeout(resolve, 9));
   assertEquals(silent[0], "renew"); // (a busy machine may have reached the release's time too)
-  await new Promise((resolve) => setTimeout(resolve, 40));
+  await new Promise((resolve) => setTimeout(resolve, 24));
   assertEquals(silent, ["renew", "release"]); // once each
   assertEquals(recovered, 1);
   store.close(); // nothing left running (the sanitizers check)

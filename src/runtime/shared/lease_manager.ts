@@ -232,7 +232,7 @@ export class LeaseManager {
     } catch (error) {
       if (this.#disposed) return;
       if (error instanceof CapacityMismatchError) {
-        this.#record.want = 0;
+        this.#record.refused();
         for (let waiter; (waiter = this.#waiters.shift()) !== undefined;) {
           waiter.leaseRefused(error);
         }
