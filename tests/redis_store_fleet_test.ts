@@ -4,7 +4,7 @@ import { assertEquals, assertRejects } from "@std/assert";
 import { CapacityMismatchError } from "../mod.ts";
 import type { Notice } from "../src/runtime/shared/lease_store.ts";
 import { redisKeys } from "../src/runtime/shared/redis_store.ts";
-import { redisFixture, sleep, within } from "./_redis_fixture.ts";
+import { redisFixture, sleep, until, within } from "./_redis_fixture.ts";
 
 Deno.test("redis lease store: the fleet", async (t) => {
   await using fx = await redisFixture();
@@ -144,10 +144,14 @@ Deno.test("redis lease store: the fleet", async (t) => {
       const last = await store.release("A", [a3]);
       assertEquals([last.released, last.handedOver, last.othersWaiting], [1, 1, 1]);
       await within(notice, 5_000, "grant notice");
-      // Notices arrive in publish order, so any extra one would show here.
+      // Each connection delivers in publish order: once both hear a "released"
+      // published after all that, nothing else can still be on its way to them.
+      await fx.redis.publish(redisKeys(store.key).channel, "sentinel");
+      const heardLast = (heard: string[]) => heard.length > 0 && heard.at(-1) === "released";
+      await until(() => heardLast(heardByA) && heardLast(heardByC), 5_000, "the sentinel");
       const view = JSON.stringify({ othersWaiting: 1, share: 2 });
-      assertEquals(heardByC, ["released", `granted C 1 ${view}`]);
-      assertEquals(heardByA, ["wanted B 2", "released", "wanted C 1"]);
+      assertEquals(heardByC, ["released", `granted C 1 ${view}`, "released"]);
+      assertEquals(heardByA, ["wanted B 2", "released", "wanted C 1", "released"]);
     } finally {
       await a.close();
       await c.close();

@@ -49,7 +49,11 @@ Deno.test("redis lease store: hand-over inside release", async (t) => {
         // "wanted"; C, holding nothing, hears neither it nor the grant.
         await store.wait("Z", 1, 1);
         await until(() => notices.some((n) => n.kind === "wanted" && n.holder === "Z"), 2_000, "Z");
-        assertEquals(others, []);
+        // C's connection delivers in publish order: once it hears a "released"
+        // published after all that, nothing else can still be on its way to it.
+        await fx.redis.publish(redisKeys(store.key).channel, "sentinel");
+        await until(() => others.length > 0, 2_000, "the sentinel");
+        assertEquals(others, [{ kind: "released" }]);
         await store.wait("Z", 0, 2);
         // B's next call reports the hand-over once (a lost notice is caught here).
         assertEquals((await store.renew("B", [])).handed, [Number(fence)]);
