@@ -141,4 +141,17 @@ Deno.test("redis lease store: leases", async (t) => {
     assertEquals(await fx.redis.exists(...keys.slice(0, 5)), 0);
     assertEquals(await fx.redis.exists(keys[5]), 1);
   });
+
+  await t.step(
+    "the bound counts the leases themselves: a lost held hash grants nothing more",
+    async () => {
+      // What an eviction policy other than noeviction, or a stray DEL, can do.
+      const store = fx.store({ limit: 2 });
+      const { keys } = redisKeys(store.key);
+      assertEquals((await store.acquire("A", 2)).granted.length, 2);
+      await fx.redis.del(keys[1]); // :held
+      assertEquals((await store.acquire("B", 2)).granted, []);
+      assertEquals(await fx.redis.zcard(keys[0]), 2);
+    },
+  );
 });

@@ -16,7 +16,8 @@ local function hand_over(count)
   local any = false
   for h, n in pairs(w) do if h ~= holder and n > 0 then any = true break end end
   if not any then return 0 end
-  -- The releaser, holding none now and not waiting, no longer takes part.
+  -- Those holding or waiting after this release take part (the releaser
+  -- too, if it still holds or waits).
   local parts = taking_part()
   local tags, since = {}, {}
   local flat = redis.call('HGETALL', tagkey)

@@ -48,25 +48,21 @@ local function read_meta()
 end
 
 -- holder -> leases held, and holder -> leases waited for, in the store's
--- order (ties in hand_over go by it): read once, then kept in step. The held
--- counts sum to the leases live (reclaim, grants and releases change both
--- alike), so the sum stands in for a ZCARD of the leases.
-local by, wants, want_order, live
+-- order (ties in hand_over go by it): read once, then kept in step.
+local by, wants, want_order
 local function holdings()
   if not by then
-    by, live = {}, 0
+    by = {}
     local flat = redis.call('HGETALL', held)
-    for i = 1, #flat, 2 do
-      local n = tonumber(flat[i + 1])
-      by[flat[i]], live = n, live + n
-    end
+    for i = 1, #flat, 2 do by[flat[i]] = tonumber(flat[i + 1]) end
   end
   return by
 end
--- Leases live now.
+-- Leases live now, counted in the leases themselves rather than summed from
+-- the held counts (which agree while every key is there), so that the bound
+-- holds even if Redis loses the held hash alone (an eviction, a stray DEL).
 local function live_leases()
-  holdings()
-  return live
+  return redis.call('ZCARD', leases)
 end
 local function waiting()
   if not wants then
@@ -93,7 +89,7 @@ local function add_held(h, d)
     redis.call('HDEL', held, h)
     n = nil
   end
-  b[h], live = n, live + (n or 0) - old
+  b[h] = n
   if d > 0 and was_empty then fresh[held] = true end
 end
 
