@@ -78,12 +78,11 @@ export class LangInterpreter extends Cancellation implements LangL {
       requireDuration("delay ms", ms);
       throwIfCancelled(this);
       const clock = this.#core.timerClock;
+      const guard = this.#core.resumeGuard;
       if (clock === undefined) {
         const sleeping = sleepOn(this.#core.clock, ms, this.signal, "delay ms");
-        const guard = this.#core.resumeGuard;
         return guard === undefined ? sleeping : afterGuard(sleeping, guard, this, true);
       }
-      const guard = this.#core.resumeGuard;
       const pending = guard === undefined
         ? new PendingDelay(clock, this)
         : new GuardedDelay(clock, this, guard);

@@ -108,11 +108,10 @@ local function put_want(h, n)
   w[h] = n
 end
 
--- Holders other than h (the caller by default) waiting now.
-local function others_waiting(h)
-  h = h or holder
+-- Holders other than the caller waiting now.
+local function others_waiting()
   local n = 0
-  for x in pairs(waiting()) do if x ~= h then n = n + 1 end end
+  for x in pairs(waiting()) do if x ~= holder then n = n + 1 end end
   return n
 end
 
@@ -124,20 +123,18 @@ local function taking_part()
   return n
 end
 
--- Holders taking part, h (the caller by default) always among them.
-local function participants(h)
-  h = h or holder
+-- Holders taking part, the caller always among them.
+local function participants()
   local n = taking_part()
-  if not holdings()[h] and not waiting()[h] then n = n + 1 end
+  if not holdings()[holder] and not waiting()[holder] then n = n + 1 end
   return n
 end
 
--- Leases a holder (the caller by default) may keep for its own forks while
--- others wait (S4): an equal share rounded down. (Grants round up, so no
--- capacity stays idle; holders above the rounded-down share give back, so the
--- extra rotates.)
-local function share(h)
-  return math.floor(limit / participants(h))
+-- Leases the caller may keep for its own forks while others wait (S4): an
+-- equal share rounded down. (Grants round up, so no capacity stays idle;
+-- holders above the rounded-down share give back, so the extra rotates.)
+local function share()
+  return math.floor(limit / participants())
 end
 
 -- S7: the first limit stays while anything is live; a different one is refused.

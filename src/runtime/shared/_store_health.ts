@@ -1,7 +1,7 @@
 // One warning per store outage (S3), whether calls fail or go unanswered, and
 // one line when the store answers again: every call of an outage would
-// otherwise log its own. Also a
-// warning for each lease lost while a process used it.
+// otherwise log its own. Also a warning for each lease lost while a process
+// used it.
 import type { StoreHealth } from "./_lease_entry.ts";
 import type { LeaseLogger } from "./_lease_contracts.ts";
 

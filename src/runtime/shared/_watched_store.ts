@@ -90,7 +90,11 @@ export class WatchedStore implements LeaseStore {
     this.#timer ??= setTimeout(this.#check, this.slowMs);
     // A rejection is the client giving up, not the store answering: the
     // manager reports that failure itself.
-    call.then(() => this.health.recovered(), () => {}).finally(() => this.#pending.delete(watch));
+    const settled = () => this.#pending.delete(watch);
+    call.then(() => {
+      settled();
+      this.health.recovered();
+    }, settled);
     return call;
   }
 
