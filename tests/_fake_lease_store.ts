@@ -35,6 +35,7 @@ export class FakeLeaseStore implements LeaseStore {
   /** What every answer says a holder may keep while others wait; 0: give everything back. */
   share = 0;
   #nextFence = 1;
+  #seq = 0;
   #onNotice: ((notice: Notice) => void) | undefined;
   subscriptions = 0;
   /** What each subscription's `ready` is; `never()` for a store that does not answer. */
@@ -59,6 +60,11 @@ export class FakeLeaseStore implements LeaseStore {
     return this.calls.filter((call) => op === undefined || call.op === op);
   }
 
+  /** The next view number (ShareView.seq), as a store call takes it. */
+  nextSeq(): number {
+    return ++this.#seq;
+  }
+
   #takeHanded(): Fence[] {
     const handed = this.handed;
     this.handed = [];
@@ -80,6 +86,7 @@ export class FakeLeaseStore implements LeaseStore {
       othersWaiting: this.othersWaiting,
       earliestMs: this.earliestMs,
       share: this.share,
+      seq: this.nextSeq(),
     });
   }
 
@@ -93,6 +100,7 @@ export class FakeLeaseStore implements LeaseStore {
       othersWaiting: this.othersWaiting,
       earliestMs: this.earliestMs,
       share: this.share,
+      seq: this.nextSeq(),
     });
   }
 
@@ -100,7 +108,12 @@ export class FakeLeaseStore implements LeaseStore {
     const call = this.#record("release", holder, [...fences]);
     if (this.releaseOverride) return Promise.resolve(this.releaseOverride(call));
     const released = fences.filter((fence) => this.held.delete(fence)).length;
-    return Promise.resolve({ released, othersWaiting: this.othersWaiting, share: this.share });
+    return Promise.resolve({
+      released,
+      othersWaiting: this.othersWaiting,
+      share: this.share,
+      seq: this.nextSeq(),
+    });
   }
 
   wait(holder: string, want: number, tag?: number): Promise<FleetView> {
@@ -110,6 +123,7 @@ export class FakeLeaseStore implements LeaseStore {
       othersWaiting: this.othersWaiting,
       earliestMs: this.earliestMs,
       share: this.share,
+      seq: this.nextSeq(),
     });
   }
 

@@ -19,7 +19,7 @@ function setup(start = 0, slowCallMs?: number) {
     fences: Fence[],
     tag: number,
     holder = "me",
-    view?: { othersWaiting: number; share: number },
+    view?: { othersWaiting: number; share: number; seq: number },
   ) => base.store.notify({ kind: "granted", holder, fences, tag, view });
   return { ...base, grant };
 }
@@ -168,11 +168,23 @@ Deno.test("lease manager: hand-over", async (t) => {
       const [acquire] = store.ops("acquire");
       grant([store.handOver()], acquire.tag!);
       assertEquals(w.lease?.fence, 1);
-      reply.resolve({ granted: [], othersWaiting: 1, earliestMs: 1_000, share: 0 });
+      reply.resolve({
+        granted: [],
+        othersWaiting: 1,
+        earliestMs: 1_000,
+        share: 0,
+        seq: store.nextSeq(),
+      });
       await turn();
       store.acquireOverride = undefined;
       // Handed straight to the other waiter: nothing freed here.
-      store.releaseOverride = () => ({ released: 1, handedOver: 1, othersWaiting: 0, share: 0 });
+      store.releaseOverride = () => ({
+        released: 1,
+        handedOver: 1,
+        othersWaiting: 0,
+        share: 0,
+        seq: store.nextSeq(),
+      });
       manager.release(w.lease!);
       await waiters(1);
       assertEquals(store.ops("release").map((c) => c.arg), [[1]]);
@@ -193,7 +205,7 @@ Deno.test("lease manager: hand-over", async (t) => {
     manager.release(w.lease!);
     await waiters(1);
     assertEquals([store.ops("release").length, store.ops("acquire").length], [1, 1]);
-    reply.resolve({ released: 1, handedOver: 1, othersWaiting: 1, share: 0 });
+    reply.resolve({ released: 1, handedOver: 1, othersWaiting: 1, share: 0, seq: store.nextSeq() });
     await turn();
     assertEquals(store.ops("acquire").length, 2);
     await manager.dispose();
@@ -221,13 +233,13 @@ Deno.test("lease manager: hand-over", async (t) => {
       // Holding nothing while it waited, this runtime heard no "wanted"
       // notice (those go to holders): the grant's view is its news.
       const { store, manager, waiters, grant } = setup();
-      const [first] = await waiters(1); // the store's answer: nobody else waits
+      const [first, second] = await waiters(2); // the store's answer: nobody else waits
       grant([store.handOver()], store.ops("acquire")[0].tag!, "me", {
         othersWaiting: 1,
         share: 0,
+        seq: store.nextSeq(),
       });
       assertEquals(first.lease?.fence, 1);
-      const [second] = await waiters(1);
       manager.release(first.lease!); // not to the local fork: the fleet first (S4)
       await turn();
       assertEquals(store.ops("release").map((call) => call.arg), [[1]]);

@@ -116,7 +116,8 @@ Deno.test("lease manager: holding", async (t) => {
     store.renewOverride = (call) =>
       call.at === 1_000
         ? new Promise((resolve) =>
-          answer = () => resolve({ lost: [], othersWaiting: 0, earliestMs: -1, share: 0 })
+          answer = () =>
+            resolve({ lost: [], othersWaiting: 0, earliestMs: -1, share: 0, seq: store.nextSeq() })
         )
         : never();
     await clock.advance(1_500);

@@ -41,7 +41,8 @@ Deno.test("redis lease store: hand-over inside release", async (t) => {
         assertEquals(await fx.redis.hget(keys[1], "A"), null);
         await until(() => notices.some((n) => n.kind === "granted"), 2_000, "grant notice");
         // B alone waits; it is the one runtime taking part: its share is the limit.
-        const view = { othersWaiting: 0, share: 1 };
+        // Its number is the release's: one call, one view.
+        const view = { othersWaiting: 0, share: 1, seq: released.seq };
         assertEquals(notices, [
           { kind: "granted", holder: "B", fences: [Number(fence)], tag: 1234.5, view },
         ]); // no "wanted" (B held nothing), no "released" (nothing was left free)

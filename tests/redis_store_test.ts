@@ -2,7 +2,8 @@
 // expiry and reclaim, fencing tokens, and the keys it leaves behind.
 import { assert, assertEquals, assertGreater } from "@std/assert";
 import { redisKeys } from "../src/runtime/shared/redis_store.ts";
-import { redisFixture, sleep } from "./_redis_fixture.ts";
+import type { Notice } from "../src/runtime/shared/lease_store.ts";
+import { redisFixture, sleep, until } from "./_redis_fixture.ts";
 
 function strictlyIncreasing(values: readonly number[]): boolean {
   return values.every((value, i) => i === 0 || value > values[i - 1]);
@@ -123,6 +124,43 @@ Deno.test("redis lease store: leases", async (t) => {
     assertEquals(after.length, 2);
     assertGreater(after[0], before[1]);
   });
+
+  await t.step(
+    "every view has a number, increasing call after call, on replies and notices alike",
+    async () => {
+      const store = fx.store({ limit: 1 });
+      const heard: Notice[] = [];
+      const subscriptions = ["A", "B"].map((holder) =>
+        store.subscribe((notice) => heard.push(notice), holder)
+      );
+      try {
+        await Promise.all(subscriptions.map((subscription) => subscription.ready));
+        const seqs: number[] = [];
+        const a = await store.acquire("A", 1);
+        seqs.push(a.seq);
+        const wait = await store.wait("B", 1, 7); // "wanted" to A, with this call's number
+        seqs.push(wait.seq, (await store.renew("A", a.granted)).seq);
+        const release = await store.release("A", a.granted); // handed to B: "granted"
+        seqs.push(release.seq);
+        await until(() => heard.length >= 2, 2_000, "the wanted and granted notices");
+        // Two connections: the notices may come in either order.
+        const wanted = heard.find((notice) => notice.kind === "wanted");
+        const granted = heard.find((notice) => notice.kind === "granted");
+        assertEquals(wanted?.kind === "wanted" && wanted.seq, wait.seq);
+        assertEquals(granted?.kind === "granted" && granted.view?.seq, release.seq);
+        // A stray DEL of the hash that keeps it, then a restart that loses
+        // everything: the number goes on above, from Redis's clock.
+        await fx.redis.del(redisKeys(store.key).keys[4]); // :meta
+        seqs.push((await store.wait("B", 1, 8)).seq);
+        await fx.server.restart();
+        seqs.push((await store.acquire("C", 1)).seq);
+        assert(strictlyIncreasing(seqs), `seqs ${seqs}`);
+        assert(seqs.every(Number.isSafeInteger));
+      } finally {
+        for (const subscription of subscriptions) await subscription.close();
+      }
+    },
+  );
 
   await t.step("the script is loaded again when the server lost it (NOSCRIPT)", async () => {
     await fx.redis.script("FLUSH");

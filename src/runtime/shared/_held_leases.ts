@@ -4,8 +4,10 @@
 import { LeaseLostError } from "../../errors.ts";
 import type { Clock } from "../clock.ts";
 import { LeaseTimer } from "./_lease_timer.ts";
-import type { Fence, LeaseStore } from "./lease_store.ts";
+import type { Fence, LeaseStore, ShareView } from "./lease_store.ts";
+import { LatestView } from "./_latest_view.ts";
 import { LeaseEntry, type StoreHealth } from "./_lease_entry.ts";
+import { LeaseDeadlines } from "./_lease_deadlines.ts";
 import { ReleaseBatch } from "./_release_batch.ts";
 
 export interface HeldLeasesOptions {
@@ -25,11 +27,9 @@ export interface HeldLeasesOptions {
 }
 
 export class HeldLeases {
-  /** Other holders waiting, as the store last said (S4). */
-  othersWaiting = 0;
-  /** Leases this runtime may keep for its own forks while others wait, as the store last said. */
-  share = Infinity;
   readonly #options: HeldLeasesOptions;
+  /** How the fleet stands, as the newest view from the store said (S4). */
+  readonly #view: LatestView;
   readonly #entries = new Map<Fence, LeaseEntry>();
   readonly #idle: LeaseEntry[] = [];
   /** Lost leases whose process still runs: still this runtime's in the store until it stops. */
@@ -39,28 +39,30 @@ export class HeldLeases {
   readonly #releases: ReleaseBatch;
   /** When the renew timer fires, while it is armed. */
   #renewAt = Infinity;
-  /** When the deadline timer fires, while it is armed. */
-  #deadlineAt = Infinity;
-  #noticeAt = -Infinity;
   #renewing = false;
   /** A renewal asked for while one was in flight: the next one goes no later than this. */
   #renewSoonAt = Infinity;
   #closed = false;
   readonly #renewTimer: LeaseTimer;
-  readonly #deadlineTimer: LeaseTimer;
+  readonly #deadlines: LeaseDeadlines;
   readonly #idleTimer: LeaseTimer;
 
   constructor(options: HeldLeasesOptions) {
     this.#options = options;
+    this.#view = new LatestView(options.store.leaseMs);
     this.#renewTimer = new LeaseTimer(options.clock, () => {
       this.#renewAt = Infinity;
       this.#renew();
     });
-    this.#deadlineTimer = new LeaseTimer(options.clock, () => this.#expire());
+    this.#deadlines = new LeaseDeadlines(
+      options.clock,
+      this.#entries,
+      (entry) => this.#lose(entry),
+    );
     this.#idleTimer = new LeaseTimer(options.clock, () => this.#flushIdle());
     this.#releases = new ReleaseBatch({
       ...options,
-      answered: (result, sentAt) => this.heard(result, sentAt),
+      answered: (result) => this.heard(result),
       freed: options.onFreed,
     });
   }
@@ -73,6 +75,16 @@ export class HeldLeases {
   /** The last release call, while it is unanswered. */
   get releasing(): Promise<unknown> | undefined {
     return this.#releases.inFlight;
+  }
+
+  /** Other holders waiting, as the newest view said (S4). */
+  get othersWaiting(): number {
+    return this.#view.othersWaiting;
+  }
+
+  /** Leases this runtime may keep for its own forks while others wait, as the newest view said. */
+  get share(): number {
+    return this.#view.share;
   }
 
   /** Leases held (busy or idle), lost ones excluded. */
@@ -89,9 +101,7 @@ export class HeldLeases {
     const entry = new LeaseEntry(fence, sentAt + this.#localLeaseMs);
     this.#entries.set(fence, entry);
     if (!this.#renewTimer.armed && !this.#renewing) this.#armRenew(this.#options.renewEveryMs);
-    // A timer due no later serves: firing early, it re-arms for the earliest.
-    // (Re-arming costs a hand-over tens of µs, and a batch of grants O(n²).)
-    if (!this.#deadlineTimer.armed || entry.deadline < this.#deadlineAt) this.#armDeadline();
+    this.#deadlines.added(entry.deadline);
     return entry;
   }
 
@@ -179,37 +189,29 @@ export class HeldLeases {
     }
   }
 
-  /** What the store said about the fleet, in answer to a call sent at `sentAt`. */
-  heard(view: { readonly othersWaiting: number; readonly share: number }, sentAt = Infinity): void {
-    if (sentAt <= this.#noticeAt) {
-      // The answer was computed before a "wanted" notice that has already
-      // arrived (pub/sub and replies travel on different connections): it
-      // must not undo that notice, or this runtime keeps more than its share
-      // until its next renewal.
-      this.othersWaiting = Math.max(view.othersWaiting, this.othersWaiting);
-      this.share = Math.min(view.share, this.share);
-    } else {
-      this.othersWaiting = view.othersWaiting;
-      this.share = view.share;
-    }
+  /**
+   * What the store said about the fleet, in a reply or a "granted" notice.
+   * A view older than one already taken changes nothing (_latest_view.ts).
+   */
+  heard(view: ShareView): void {
+    this.#view.apply(view);
+    this.#othersMayWait();
+  }
+
+  /** Another holder started waiting, as of view `seq`: idle leases go back at once, and those above the share (S4). */
+  othersWant(share: number, seq: number): void {
+    this.#view.wanted(share, seq);
+    this.#othersMayWait();
+  }
+
+  #othersMayWait(): void {
     if (this.othersWaiting > 0) this.#flushIdle(true);
-  }
-
-  /** Another holder started waiting: idle leases go back at once, and those above the share (S4). */
-  othersWant(share: number): void {
-    this.noticed({ othersWaiting: Math.max(this.othersWaiting, 1), share });
-  }
-
-  /** A notice said how the fleet stands now: newer than any answer to a call already sent. */
-  noticed(view: { readonly othersWaiting: number; readonly share: number }): void {
-    this.#noticeAt = this.#options.clock.now();
-    this.heard(view);
   }
 
   /** Stops every timer; returns the fences still to give back (held, or queued for release). */
   close(): Fence[] {
     this.#closed = true;
-    for (const timer of [this.#renewTimer, this.#deadlineTimer, this.#idleTimer]) timer.clear();
+    for (const timer of [this.#renewTimer, this.#deadlines, this.#idleTimer]) timer.clear();
     const fences = [...this.#entries.keys(), ...this.#lostBusy, ...this.#releases.close()];
     this.#entries.clear();
     this.#lostBusy.clear();
@@ -235,9 +237,9 @@ export class HeldLeases {
         if (lost.has(fence)) this.#lose(entry);
         else entry.deadline = sentAt + this.#localLeaseMs; // S2: from the send time
       }
-      this.heard(result, sentAt);
+      this.heard(result);
       this.unheard(result.handed);
-      this.#armDeadline();
+      this.#deadlines.arm();
     } catch (error) {
       if (this.#closed) return;
       health.failed("renew", error);
@@ -256,21 +258,7 @@ export class HeldLeases {
    * deadline order, so a script's delay would resume it first (S1).
    */
   expireDue(outside: (expire: () => void) => void): void {
-    if (this.#options.clock.now() >= this.#deadlineAt) outside(() => this.#expire());
-  }
-
-  #armDeadline(): void {
-    let earliest = Infinity;
-    for (const entry of this.#entries.values()) earliest = Math.min(earliest, entry.deadline);
-    this.#deadlineAt = earliest;
-    if (earliest === Infinity) return this.#deadlineTimer.clear();
-    this.#deadlineTimer.set(Math.max(0, earliest - this.#options.clock.now()));
-  }
-
-  #expire(): void {
-    const now = this.#options.clock.now();
-    for (const entry of [...this.#entries.values()]) if (entry.deadline <= now) this.#lose(entry);
-    this.#armDeadline();
+    if (this.#deadlines.due) outside(() => this.#deadlines.expire());
   }
 
   /** The local deadline passed, or the store no longer has it: the process must stop. */

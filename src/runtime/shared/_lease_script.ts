@@ -14,25 +14,28 @@
 //   2 held     hash   holder -> number of leases it holds
 //   3 want     hash   holder -> number of leases it waits for
 //   4 waiters  zset   holder -> expiry of its wait record (ms, Redis clock)
-//   5 meta     hash   limit -> the key's limit, while any lease or waiter exists; exp -> the keys' expiry
+//   5 meta     hash   limit -> the key's limit, while any lease or waiter exists; exp -> the keys' expiry;
+//                     seq -> the number of the last view reported (lease_store.ts ShareView.seq)
 //   6 fence    string the last fencing token granted (never expires)
 //   7 tag      hash   holder -> the tag sent with the call that last wrote its wait record
 //   8 handed   hash   holder -> "f,f,..." leases handed to it that it has not been told of in a reply
 // ARGV: 1 op, 2 channel, 3 holder, 4 limit, 5 wait-record ttl ms (the caller's leaseMs), 6.. op arguments
-//   acquire n leaseMs tag  -> {0, others, earliestMs, share, h, handed x h, fence...} or {1, storedLimit}
-//   renew leaseMs fence... -> {0, others, earliestMs, share, h, handed x h, lostFence...}
-//   release fence...       -> {0, others, released, share, handedOver}
-//   wait n tag             -> {0, others, earliestMs, share, h, handed x h}          or {1, storedLimit}
+//   acquire n leaseMs tag  -> {0, others, earliestMs, share, seq, h, handed x h, fence...} or {1, storedLimit}
+//   renew leaseMs fence... -> {0, others, earliestMs, share, seq, h, handed x h, lostFence...}
+//   release fence...       -> {0, others, released, share, seq, handedOver}
+//   wait n tag             -> {0, others, earliestMs, share, seq, h, handed x h}          or {1, storedLimit}
 // `others` is how many other holders wait now; earliestMs is the time until
 // the earliest lease deadline, -1 without leases; share is floor(limit /
-// holders taking part), what a holder may keep for itself while others wait.
+// holders taking part), what a holder may keep for itself while others wait;
+// seq numbers the view (others, share) this call reports, in its reply and
+// in its notices alike.
 // `handed` lists leases that releases of others handed to this holder since
 // its last call, each reported once: a holder that missed the grant notice
 // (pub/sub is at-most-once) learns of them here and gives them back.
 // Notices: 'r' on the channel when leases were released (and not handed
 // over) while others wait; on a holder's own channel, '<channel>:<holder>',
-// 'w:<share>:<holder>' when another holder starts waiting (to those holding
-// leases), and 'g:<fence,...>:<tag>:<others>:<share>:<holder>' when a release
+// 'w:<seq>:<share>:<holder>' when another holder starts waiting (to those holding
+// leases), and 'g:<fence,...>:<tag>:<seq>:<others>:<share>:<holder>' when a release
 // handed it leases (others and share: the fleet just after the hand-over).
 import { LEASE_HAND_OVER } from "./_lease_script_hand_over.ts";
 import { LEASE_PRELUDE } from "./_lease_script_prelude.ts";
@@ -51,7 +54,7 @@ if op == 'acquire' then
     grant = math.min(grant, math.ceil(limit / participants()) - mine)
   end
   if grant < 0 then grant = 0 end
-  local out = {0, others, 0, 0}
+  local out = {0, others, 0, 0, seq}
   take_handed(out)
   if grant > 0 then
     local first = next_fence()
@@ -80,7 +83,7 @@ end
 if op == 'renew' then
   local lease_ms = tonumber(ARGV[6])
   local deadline = now + lease_ms
-  local out = {0, others_waiting(), 0, share()}
+  local out = {0, others_waiting(), 0, share(), seq}
   take_handed(out)
   for i = 7, #ARGV do
     local m = ARGV[i] .. ':' .. holder
@@ -112,7 +115,7 @@ if op == 'release' then
   if released > 0 then handed = hand_over(released) end
   local others = others_waiting()
   if released > handed and others > 0 then redis.call('PUBLISH', channel, 'r') end
-  local out = {0, others, released, share(), handed}
+  local out = {0, others, released, share(), seq, handed}
   tidy()
   return out
 end
@@ -124,7 +127,7 @@ if op == 'wait' then
     if stored then tidy() return {1, stored} end
   end
   set_want(n, ARGV[7])
-  local out = {0, others_waiting(), earliest(), share()}
+  local out = {0, others_waiting(), earliest(), share(), seq}
   take_handed(out)
   tidy()
   return out

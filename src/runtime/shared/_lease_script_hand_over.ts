@@ -80,7 +80,7 @@ local function hand_over(count)
     if c.list then
       local others = waiting_now - (w[c.h] and 1 or 0)
       redis.call('PUBLISH', channel .. ':' .. c.h, 'g:' .. c.list .. ':' .. c.tag .. ':'
-        .. others .. ':' .. share_now .. ':' .. c.h)
+        .. fmt(seq) .. ':' .. others .. ':' .. share_now .. ':' .. c.h)
     end
   end
   return handed

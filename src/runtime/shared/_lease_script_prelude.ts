@@ -38,14 +38,17 @@ if #gone > 0 then
   redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now)
 end
 
--- The key's meta fields (limit, exp), read once.
-local stored_limit, stored_exp, meta_read = nil, nil, false
-local function read_meta()
-  if not meta_read then
-    local m = redis.call('HMGET', meta, 'limit', 'exp')
-    stored_limit, stored_exp, meta_read = tonumber(m[1]), tonumber(m[2]), true
-  end
-end
+-- The key's meta fields (limit, exp, seq), read once: every call needs seq.
+local meta_now = redis.call('HMGET', meta, 'limit', 'exp', 'seq')
+local stored_limit, stored_exp = tonumber(meta_now[1]), tonumber(meta_now[2])
+
+-- The number of the view this call reports (lease_store.ts ShareView.seq): in
+-- every reply and notice, so a runtime hearing views on two connections
+-- applies only the newest. One more than the last, never below Redis's clock
+-- in µs: a restart or a stray DEL that loses it sets it back only if that
+-- clock went back too. (meta without 'exp' gets one in tidy.)
+local seq = math.max((tonumber(meta_now[3]) or 0) + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+redis.call('HSET', meta, 'seq', fmt(seq))
 
 -- holder -> leases held, and holder -> leases waited for, in the store's
 -- order (ties in hand_over go by it): read once, then kept in step.
@@ -139,7 +142,6 @@ end
 
 -- S7: the first limit stays while anything is live; a different one is refused.
 local function limit_mismatch()
-  read_meta()
   local stored = stored_limit
   if stored and stored ~= limit
     and redis.call('ZCARD', leases) + redis.call('ZCARD', waiters) > 0 then
@@ -154,7 +156,7 @@ local function limit_mismatch()
 end
 
 -- A holder that starts waiting tells the others holding leases at once
--- ('w:<share>:<holder>' on each one's own channel), so that those handing
+-- ('w:<seq>:<share>:<holder>' on each one's own channel), so that those handing
 -- leases to their own forks above the share give them back. Those holding
 -- none have nothing to give back: the reply that grants them leases, or the
 -- 'g' notice that hands them some, says who waits then. (On the key's channel,
@@ -170,7 +172,7 @@ local function set_want(n, tag)
     redis.call('ZADD', waiters, now + ttl, holder)
     latest = math.max(latest, now + ttl)
     if not was then
-      local notice = 'w:' .. share() .. ':' .. holder
+      local notice = 'w:' .. fmt(seq) .. ':' .. share() .. ':' .. holder
       for h, c in pairs(holdings()) do
         if h ~= holder and c > 0 then redis.call('PUBLISH', channel .. ':' .. h, notice) end
       end
@@ -213,7 +215,6 @@ local function tidy()
     redis.call('DEL', leases, held, want, waiters, meta, tagkey, handedkey)
     return
   end
-  read_meta()
   local exp = stored_exp
   local keys = {leases, held, want, waiters, meta, tagkey, handedkey}
   if exp and exp >= latest + 1000 then

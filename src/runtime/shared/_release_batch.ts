@@ -1,16 +1,14 @@
 // The leases a runtime gives back: those of one turn of the event loop go to
 // the store in one release call. HeldLeases (_held_leases.ts) owns one.
-import type { Clock } from "../clock.ts";
 import type { StoreHealth } from "./_lease_entry.ts";
 import type { Fence, LeaseStore, ReleaseResult } from "./lease_store.ts";
 
 export interface ReleaseBatchOptions {
   readonly store: LeaseStore;
   readonly holder: string;
-  readonly clock: Clock;
   readonly health: StoreHealth;
-  /** The store answered a release sent at `sentAt`. */
-  readonly answered: (result: ReleaseResult, sentAt: number) => void;
+  /** The store answered a release. */
+  readonly answered: (result: ReleaseResult) => void;
   /** Capacity may be free again in the store: waiting forks may try. */
   readonly freed: () => void;
 }
@@ -50,15 +48,14 @@ export class ReleaseBatch {
     const fences = this.#fences;
     this.#fences = [];
     if (fences.length === 0 || this.#closed) return;
-    const { store, holder, clock, health } = this.options;
-    const sentAt = clock.now();
+    const { store, holder, health } = this.options;
     let freed = true;
     const call = store.release(holder, fences);
     this.#inFlight = call;
     try {
       const result = await call;
       if (this.#closed) return;
-      this.options.answered(result, sentAt);
+      this.options.answered(result);
       // Leases the store handed straight to other waiters freed nothing here:
       // asking again would cost a round trip per job and find nothing.
       freed = result.released > (result.handedOver ?? 0);

@@ -222,7 +222,7 @@ export class LeaseManager {
         return;
       }
       this.#health.recovered();
-      this.#held.heard(result, sentAt);
+      this.#held.heard(result);
       this.#record.replied(want, result.granted.length);
       for (const fence of result.granted) this.#grant(this.#held.add(fence, sentAt));
       this.#held.unheard(result.handed);
@@ -281,11 +281,11 @@ export class LeaseManager {
   #heard(notice: Notice): void {
     if (this.#disposed) return;
     if (notice.kind === "wanted") {
-      if (notice.holder !== this.holder) this.#held.othersWant(notice.share);
+      if (notice.holder !== this.holder) this.#held.othersWant(notice.share, notice.seq);
     } else if (notice.kind === "granted") {
       if (notice.holder !== this.holder) return;
       // Holding nothing until now, this runtime heard no "wanted" notice.
-      if (notice.view !== undefined) this.#held.noticed(notice.view);
+      if (notice.view !== undefined) this.#held.heard(notice.view);
       this.#handedOver(notice.fences, notice.tag);
     } else if (this.#waiters.size > 0) {
       this.#poll.reset();

@@ -6,20 +6,38 @@
 /** A lease granted by the store; its fencing token doubles as its id. */
 export type Fence = number;
 
-/** What every call reports about the rest of the fleet. */
-export interface FleetView {
+/**
+ * How the fleet stood when one store call ran (S4). A runtime hears such views
+ * on two connections, in replies and in notices, in no set order between
+ * them: `seq` tells which is newer, and an older one is ignored.
+ */
+export interface ShareView {
   /** How many *other* holders are waiting for leases right now (S4: give idle leases back). */
   readonly othersWaiting: number;
-  /**
-   * Milliseconds (store clock) until the earliest lease deadline on the key,
-   * or -1 without leases: a waiter wakes then, since expiry publishes nothing.
-   */
-  readonly earliestMs: number;
   /**
    * Leases a holder may keep for its own forks while others wait (S4): an
    * equal share, rounded down. Above it, a freed lease goes back to the store.
    */
   readonly share: number;
+  /**
+   * The view's number: each store call that computes a view takes the next
+   * one, per key, atomically, and every reply and notice of that call
+   * carries it. It counts in µs of the store's clock (one more than the last,
+   * and never below that clock), so a store that lost its count (a restart
+   * without persistence, a stray DEL) goes on above it unless its clock went
+   * back. The lease manager takes a number more than leaseMs × 1000 below
+   * the last it applied for such a loss, and applies it.
+   */
+  readonly seq: number;
+}
+
+/** What every call but release reports about the rest of the fleet. */
+export interface FleetView extends ShareView {
+  /**
+   * Milliseconds (store clock) until the earliest lease deadline on the key,
+   * or -1 without leases: a waiter wakes then, since expiry publishes nothing.
+   */
+  readonly earliestMs: number;
   /**
    * Leases that releases of other holders handed to this holder since its last
    * call, each reported once (live ones only). A holder that does not know
@@ -30,20 +48,26 @@ export interface FleetView {
 
 /**
  * What a subscription hears: leases released (and not handed over), a holder
- * starting to wait (and the new share), or leases a release handed straight
+ * starting to wait (and the new share, with the number of the view it comes
+ * from, as in {@linkcode ShareView.seq}), or leases a release handed straight
  * to a waiting holder. `tag` is the one that holder sent with the call that
  * last wrote its wait record, before the hand-over; `view`, when the store
  * gives it, is the fleet just after the hand-over, as that holder sees it.
  */
 export type Notice =
   | { readonly kind: "released" }
-  | { readonly kind: "wanted"; readonly holder: string; readonly share: number }
+  | {
+    readonly kind: "wanted";
+    readonly holder: string;
+    readonly share: number;
+    readonly seq: number;
+  }
   | {
     readonly kind: "granted";
     readonly holder: string;
     readonly fences: readonly Fence[];
     readonly tag: number;
-    readonly view?: { readonly othersWaiting: number; readonly share: number };
+    readonly view?: ShareView;
   };
 
 /** The answer to {@linkcode LeaseStore.acquire}. */
@@ -58,14 +82,14 @@ export interface RenewResult extends FleetView {
   readonly lost: readonly Fence[];
 }
 
-/** The answer to {@linkcode LeaseStore.release}. */
-export interface ReleaseResult {
-  /** As in {@linkcode FleetView.share}. */
-  readonly share: number;
+/**
+ * The answer to {@linkcode LeaseStore.release}. Its `othersWaiting` counts
+ * the other holders waiting after the hand-over (they were woken if
+ * `released` > 0).
+ */
+export interface ReleaseResult extends ShareView {
   /** How many of the given leases were still held and went back. */
   readonly released: number;
-  /** How many other holders wait (they were woken if `released` > 0). */
-  readonly othersWaiting: number;
   /** How many new leases went straight to waiting holders (at most `released`; absent: none). */
   readonly handedOver?: number;
 }

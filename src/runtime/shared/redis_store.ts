@@ -88,18 +88,24 @@ export class RedisLeaseStore implements LeaseStore {
     const reply = await this.#run("acquire", holder, [want, this.leaseMs, tag]);
     this.#checkLimit(reply);
     const view = fleetView(reply);
-    return { ...view, granted: reply.slice(5 + reply[4]) };
+    return { ...view, granted: reply.slice(6 + reply[5]) };
   }
 
   async renew(holder: string, fences: readonly Fence[]): Promise<RenewResult> {
     const reply = await this.#run("renew", holder, [this.leaseMs, ...fences]);
     const view = fleetView(reply);
-    return { ...view, lost: reply.slice(5 + reply[4]) };
+    return { ...view, lost: reply.slice(6 + reply[5]) };
   }
 
   async release(holder: string, fences: readonly Fence[]): Promise<ReleaseResult> {
     const reply = await this.#run("release", holder, fences);
-    return { othersWaiting: reply[1], released: reply[2], share: reply[3], handedOver: reply[4] };
+    return {
+      othersWaiting: reply[1],
+      released: reply[2],
+      share: reply[3],
+      seq: reply[4],
+      handedOver: reply[5],
+    };
   }
 
   async wait(holder: string, want: number, tag = 0): Promise<FleetView> {
@@ -119,11 +125,13 @@ export class RedisLeaseStore implements LeaseStore {
       if (from !== channel && from !== own) return;
       if (message.startsWith("g:")) return onNotice(grantNotice(message));
       if (!message.startsWith("w:")) return onNotice(RELEASED);
-      const at = message.indexOf(":", 2);
+      const seqEnd = message.indexOf(":", 2);
+      const shareEnd = message.indexOf(":", seqEnd + 1);
       onNotice({
         kind: "wanted",
-        share: Number(message.slice(2, at)),
-        holder: message.slice(at + 1),
+        seq: Number(message.slice(2, seqEnd)),
+        share: Number(message.slice(seqEnd + 1, shareEnd)),
+        holder: message.slice(shareEnd + 1),
       });
     });
     // ioredis resubscribes by itself after a reconnect, with a promise nobody
@@ -175,29 +183,32 @@ export class RedisLeaseStore implements LeaseStore {
   }
 }
 
-/** The head every reply but release's shares: {0, others, earliestMs, share, h, handed x h, ...}. */
+/** The head every reply but release's shares: {0, others, earliestMs, share, seq, h, handed x h, ...}. */
 function fleetView(reply: number[]): FleetView {
   return {
     othersWaiting: reply[1],
     earliestMs: reply[2],
     share: reply[3],
-    handed: reply.slice(5, 5 + reply[4]),
+    seq: reply[4],
+    handed: reply.slice(6, 6 + reply[5]),
   };
 }
 
-/** 'g:<fence,...>:<tag>:<others>:<share>:<holder>' (the holder last: it may contain ':'). */
+/** 'g:<fence,...>:<tag>:<seq>:<others>:<share>:<holder>' (the holder last: it may contain ':'). */
 function grantNotice(message: string): Notice {
   const fencesEnd = message.indexOf(":", 2);
   const tagEnd = message.indexOf(":", fencesEnd + 1);
-  const othersEnd = message.indexOf(":", tagEnd + 1);
+  const seqEnd = message.indexOf(":", tagEnd + 1);
+  const othersEnd = message.indexOf(":", seqEnd + 1);
   const shareEnd = message.indexOf(":", othersEnd + 1);
   return {
     kind: "granted",
     fences: message.slice(2, fencesEnd).split(",").map(Number),
     tag: Number(message.slice(fencesEnd + 1, tagEnd)),
     view: {
-      othersWaiting: Number(message.slice(tagEnd + 1, othersEnd)),
+      othersWaiting: Number(message.slice(seqEnd + 1, othersEnd)),
       share: Number(message.slice(othersEnd + 1, shareEnd)),
+      seq: Number(message.slice(tagEnd + 1, seqEnd)),
     },
     holder: message.slice(shareEnd + 1),
   };
