@@ -1,0 +1,154 @@
+// Reads one key's lease store straight from Redis, in one MULTI (a consistent
+// snapshot), and checks it against the model (_store_model.ts): the bound, the
+// held counts, the leases and their deadlines, the wait records, the record of
+// hand-overs, the fence counter and the keys' expiry.
+import { assert, assertEquals } from "@std/assert";
+import type { Redis } from "ioredis";
+import { redisKeys } from "../src/runtime/shared/redis_store.ts";
+import type { StoreModel } from "./_store_model.ts";
+
+/** The keys the invariants read, by the name redisKeys gives them (others may be added). */
+const NAMES = ["leases", "held", "want", "waiters", "meta", "tag", "handed", "fence"] as const;
+type Name = typeof NAMES[number];
+
+export interface StoreState {
+  /** Redis's clock, ms. */
+  readonly nowMs: number;
+  /** fence -> holder and deadline (ms, Redis clock). */
+  readonly leases: Map<number, { holder: string; deadline: number }>;
+  readonly held: Record<string, string>;
+  readonly want: Record<string, string>;
+  /** holder -> wait record expiry (ms, Redis clock). */
+  readonly waiters: Map<string, number>;
+  readonly tag: Record<string, string>;
+  readonly handed: Record<string, string>;
+  readonly metaLimit: string | null;
+  readonly fence: string | null;
+  /** PEXPIRETIME of each key: -2 absent, -1 no expiry. */
+  readonly expireAt: Record<Name, number>;
+}
+
+export function keyNames(key: string): Record<Name, string> {
+  const { keys } = redisKeys(key);
+  const named = (name: string) => {
+    const found = keys.find((k) => k.endsWith(`:${name}`));
+    if (found === undefined) throw new Error(`no key named ${name} among ${keys}`);
+    return found;
+  };
+  return Object.fromEntries(NAMES.map((name) => [name, named(name)])) as Record<Name, string>;
+}
+
+export async function readState(redis: Redis, key: string): Promise<StoreState> {
+  const k = keyNames(key);
+  const tx = redis.multi().time()
+    .zrange(k.leases, "0", "-1", "WITHSCORES").hgetall(k.held).hgetall(k.want)
+    .zrange(k.waiters, "0", "-1", "WITHSCORES").hgetall(k.tag).hgetall(k.handed)
+    .hget(k.meta, "limit").get(k.fence);
+  for (const name of NAMES) tx.call("PEXPIRETIME", k[name]);
+  const replies = await tx.exec();
+  if (!replies) throw new Error("MULTI aborted");
+  const out = replies.map(([error, value]) => {
+    if (error) throw error;
+    return value;
+  });
+  const [time, leases, held, want, waiters, tag, handed, metaLimit, fence] = out;
+  const [s, us] = time as string[];
+  const pairs = (flat: string[]) =>
+    Array.from(
+      { length: flat.length / 2 },
+      (_, i) => [flat[2 * i], Number(flat[2 * i + 1])] as const,
+    );
+  return {
+    nowMs: Number(s) * 1000 + Number(us) / 1000,
+    leases: new Map(
+      pairs(leases as string[]).map(([member, deadline]) => {
+        const at = member.indexOf(":");
+        return [Number(member.slice(0, at)), { holder: member.slice(at + 1), deadline }];
+      }),
+    ),
+    held: held as Record<string, string>,
+    want: want as Record<string, string>,
+    waiters: new Map(pairs(waiters as string[])),
+    tag: tag as Record<string, string>,
+    handed: handed as Record<string, string>,
+    metaLimit: metaLimit as string | null,
+    fence: fence as string | null,
+    expireAt: Object.fromEntries(NAMES.map((name, i) => [name, out[9 + i] as number])) as Record<
+      Name,
+      number
+    >,
+  };
+}
+
+function sorted<T>(record: Record<string, T>): [string, T][] {
+  return Object.entries(record).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
+}
+
+/** Every invariant of one key, after a call (`what` names it in a failure). */
+export function checkState(model: StoreModel, state: StoreState, what: string): void {
+  const at = (check: string) => `${what}: ${check}`;
+  assert(state.leases.size <= model.limit, at(`${state.leases.size} leases over ${model.limit}`));
+  // The leases are exactly the model's, each with its holder.
+  assertEquals(
+    [...state.leases].map(([fence, { holder }]) => [fence, holder]).sort(),
+    [...model.leases].map(([fence, { holder }]) => [fence, holder]).sort(),
+    at("leases"),
+  );
+  // Live ones have a deadline ahead; lapsed ones (not yet reclaimed) one behind.
+  for (const [fence, { deadline }] of state.leases) {
+    const lapsed = model.leases.get(fence)!.lapsed;
+    assert(deadline > state.nowMs !== lapsed, at(`lease ${fence} deadline, lapsed ${lapsed}`));
+  }
+  // The held counts are the leases counted per holder, and sum to ZCARD.
+  const counts: Record<string, string> = {};
+  for (const { holder } of model.leases.values()) {
+    counts[holder] = String(Number(counts[holder] ?? 0) + 1);
+  }
+  assertEquals(sorted(state.held), sorted(counts), at("held counts"));
+  const sum = Object.values(state.held).reduce((total, n) => total + Number(n), 0);
+  assertEquals(sum, state.leases.size, at("held counts sum to the leases"));
+  // Wait records: who waits, for how many, with which tag, until when.
+  const wants: Record<string, string> = {};
+  const tags: Record<string, string> = {};
+  for (const [holder, wait] of model.waits) {
+    wants[holder] = String(wait.want);
+    tags[holder] = String(wait.tag);
+  }
+  assertEquals(sorted(state.want), sorted(wants), at("want"));
+  assertEquals(sorted(state.tag), sorted(tags), at("tags"));
+  assertEquals([...state.waiters.keys()].sort(), Object.keys(wants).sort(), at("waiters"));
+  for (const [holder, expiry] of state.waiters) {
+    const lapsed = model.waits.get(holder)!.lapsed;
+    assert(expiry > state.nowMs !== lapsed, at(`wait record of ${holder}, lapsed ${lapsed}`));
+  }
+  const handed: Record<string, string> = {};
+  for (const [holder, list] of model.handed) handed[holder] = list.join(",");
+  assertEquals(sorted(state.handed), sorted(handed), at("handed"));
+  // S8: the counter is the last fence handed out, and never expires.
+  if (model.maxFence > 0) {
+    assertEquals(Number(state.fence), model.maxFence, at("fence counter"));
+    assertEquals(state.expireAt.fence, -1, at("the fence counter expires"));
+  }
+  checkExpiry(model, state, at);
+}
+
+// Nothing stays behind: with nothing live every key but the counter is gone;
+// otherwise each one left expires, and not before the last deadline in them.
+function checkExpiry(model: StoreModel, state: StoreState, at: (check: string) => string): void {
+  const kept = NAMES.filter((name) => name !== "fence");
+  if (model.leases.size === 0 && model.waits.size === 0) {
+    for (const name of kept) assertEquals(state.expireAt[name], -2, at(`${name} left behind`));
+    return;
+  }
+  assertEquals(state.metaLimit, String(model.limit), at("the limit kept for S7"));
+  const last = Math.max(
+    ...[...state.leases.values()].map((l) => l.deadline),
+    ...state.waiters.values(),
+  );
+  for (const name of kept) {
+    const expireAt = state.expireAt[name];
+    if (expireAt === -2) continue;
+    assert(expireAt !== -1, at(`${name} never expires`));
+    assert(expireAt >= last, at(`${name} expires at ${expireAt}, before a deadline at ${last}`));
+  }
+}
