@@ -1,6 +1,6 @@
 // What the lease manager does with the store when it is disposed (S6): clear
-// its wait record, return what was handed over unheard, and stop waiting for
-// either after a limit, leaving the rest to expire in the store.
+// its wait record and return what was handed over unheard. (It stops waiting
+// for either after a limit, _settle_within.ts, leaving the rest to expire.)
 import type { Clock } from "../clock.ts";
 import type { LeaseStore } from "./lease_store.ts";
 
@@ -19,15 +19,4 @@ export async function withdrawWait(
   const { handed = [] } = await store.wait(holder, 0, clock.now());
   const unheard = handed.filter((fence) => !releasing.includes(fence));
   if (unheard.length > 0) await store.release(holder, unheard);
-}
-
-/** Waits until every one of `work` settles, or `ms` on `clock` pass, whichever comes first. */
-export async function settleWithin(
-  clock: Clock,
-  work: readonly Promise<unknown>[],
-  ms: number,
-): Promise<void> {
-  const limit = new AbortController();
-  await Promise.race([Promise.allSettled(work), clock.sleep(ms, limit.signal).catch(() => {})]);
-  limit.abort();
 }

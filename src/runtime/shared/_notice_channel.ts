@@ -5,6 +5,7 @@
 import type { Clock } from "../clock.ts";
 import type { LeaseLogger } from "./_lease_contracts.ts";
 import type { LeaseStore, Notice, ReleaseSubscription } from "./lease_store.ts";
+import { settleWithin } from "./_settle_within.ts";
 
 /** How long an acquire waits for the channel; an unreachable store is left to polling. */
 const SUBSCRIBE_WAIT_MS = 250;
@@ -27,13 +28,9 @@ export class NoticeChannel {
   async ready(): Promise<void> {
     const subscription = this.#subscription ?? this.#subscribe();
     if (this.#subscribed) return;
-    const timer = new AbortController();
-    this.#wait = timer; // close cuts the wait short: no timer outlives the manager
-    await Promise.race([
-      subscription.ready.catch(() => {}),
-      this.clock.sleep(SUBSCRIBE_WAIT_MS, timer.signal).catch(() => {}),
-    ]);
-    timer.abort();
+    const wait = new AbortController();
+    this.#wait = wait; // close cuts the wait short: no timer outlives the manager
+    await settleWithin(this.clock, [subscription.ready], SUBSCRIBE_WAIT_MS, wait);
     this.#wait = undefined;
   }
 
