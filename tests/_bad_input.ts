@@ -163,3 +163,28 @@ export async function runBehaviours(rows: Behaviour[]): Promise<void> {
   console.log(`${rows.length} bad-input behaviours checked`);
   assertEquals(problems, []);
 }
+
+// ---- what the rows of a Behaviour table share ------------------------------------
+
+/** A logger that logs nothing (the rows replace one method with a broken one). */
+export const quiet = { isEnabledFor: () => false, debug() {}, info() {}, warn() {}, error() {} };
+
+/** A problem if `actual` is not `expected`. */
+export const is = (what: string, actual: unknown, expected: unknown): string | undefined =>
+  Object.is(actual, expected) ? undefined : `${what} is ${String(actual)}, expected ${expected}`;
+
+/** The first problem, or undefined. */
+export const first = (...problems: (string | undefined)[]): string | undefined =>
+  problems.find((p) => p !== undefined);
+
+/** How a promise settled, without throwing. */
+export const settled = (
+  promise: Promise<unknown>,
+): Promise<{ value: unknown; error: any }> =>
+  promise.then((value) => ({ value, error: undefined }), (error) => ({ value: undefined, error }));
+
+/** A problem if the runtime still runs or queues a process. */
+export const idle = (runtime: Runtime): string | undefined => {
+  const { active, waiting } = runtime.stats();
+  return first(is("stats().active", active, 0), is("stats().waiting", waiting, 0));
+};
