@@ -156,4 +156,32 @@ Deno.test("redis lease store: the fleet", async (t) => {
       await c.close();
     }
   });
+
+  await t.step("a holder is not told of a wait it already knows of", async () => {
+    const store = fx.store({ limit: 3 });
+    const heard: Record<string, string[]> = { A: [], D: [] };
+    const subscriptions = ["A", "D"].map((holder) =>
+      store.subscribe((notice) => {
+        heard[holder].push(
+          notice.kind === "wanted" ? `wanted ${notice.holder} ${notice.share}` : notice.kind,
+        );
+      }, holder)
+    );
+    try {
+      await Promise.all(subscriptions.map((s) => s.ready));
+      assertEquals((await store.acquire("A", 2)).granted.length, 2);
+      assertEquals((await store.acquire("D", 1)).granted.length, 1);
+      await store.acquire("A", 1); // "wanted A 1" (3 / 2) to D
+      // B's wait leaves the share at 1 (3 / 3). D heard that A waits, so it
+      // is not told again; A knows of no other waiter, so it is.
+      await store.acquire("B", 1);
+      await fx.redis.publish(redisKeys(store.key).channel, "sentinel");
+      const heardLast = (holder: string) => heard[holder].at(-1) === "released";
+      await until(() => heardLast("A") && heardLast("D"), 5_000, "the sentinel");
+      assertEquals(heard.A, ["wanted B 1", "released"]);
+      assertEquals(heard.D, ["wanted A 1", "released"]);
+    } finally {
+      for (const s of subscriptions) await s.close();
+    }
+  });
 });

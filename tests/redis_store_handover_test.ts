@@ -4,7 +4,7 @@
 import { assert, assertEquals, assertGreater } from "@std/assert";
 import { redisKeys } from "../src/runtime/shared/redis_store.ts";
 import type { Notice } from "../src/runtime/shared/lease_store.ts";
-import { redisFixture, until } from "./_redis_fixture.ts";
+import { redisFixture, sleep, until } from "./_redis_fixture.ts";
 
 async function redisNowMs(redis: { time(): Promise<unknown[]> }): Promise<number> {
   const [s, us] = await redis.time();
@@ -109,6 +109,26 @@ Deno.test("redis lease store: hand-over inside release", async (t) => {
       assertEquals(await fx.redis.exists(...live), live.length);
       const ttls = await Promise.all(live.map((key) => fx.redis.pttl(key)));
       for (const ttl of ttls) assert(ttl > 10_000 && ttl <= 21_000, `ttls ${ttls}`);
+    },
+  );
+
+  await t.step(
+    "a lease handed over, then renewed for less time than the releaser's, is reclaimed on time",
+    async () => {
+      // The script looks for expired leases only once the earliest deadline
+      // it knows of has come; a renewal that brings a deadline earlier must
+      // move that time too.
+      const key = `mixed-${crypto.randomUUID()}`;
+      const long = fx.store({ key, limit: 1, leaseMs: 10_000 });
+      const short = fx.store({ key, limit: 1, leaseMs: 30 });
+      const [mine] = (await long.acquire("A", 1)).granted;
+      await long.acquire("B", 1, 1);
+      assertEquals((await long.release("A", [mine])).handedOver, 1); // for 10 s
+      const [member] = await fx.redis.zrange(redisKeys(key).keys[0], "0", "0");
+      // The same holder renews it for 30 ms (a runtime with a shorter leaseMs).
+      assertEquals((await short.renew("B", [Number(member.split(":")[0])])).lost, []);
+      await sleep(60);
+      assertEquals((await short.acquire("C", 1)).granted.length, 1);
     },
   );
 });

@@ -1,9 +1,10 @@
 // The one Lua script behind the Redis lease store. Every operation runs inside
 // it, atomically, so the store never needs a reaper process: each call first
-// reclaims what has expired, then does its work, then tidies the keys. It is
-// assembled from named parts: the prelude (arguments, reclaim, per-call views
-// and shared helpers, _lease_script_prelude.ts), the hand-over
-// (_lease_script_hand_over.ts) and the operations below.
+// reclaims what has expired (once something can have), then does its work,
+// then tidies the keys. It is assembled from named parts: the head
+// (arguments, meta, reclaim) and the helpers (_lease_script_prelude.ts), the
+// hand-over (_lease_script_hand_over.ts), and one branch per operation below,
+// which defines only the helpers it uses.
 //
 // Time is Redis's own (`TIME`), never a client's: deadlines are compared on one
 // clock. Durations returned to the client are relative (ms from now), so the
@@ -15,6 +16,7 @@
 //   3 want     hash   holder -> number of leases it waits for
 //   4 waiters  zset   holder -> expiry of its wait record (ms, Redis clock)
 //   5 meta     hash   limit -> the key's limit, while any lease or waiter exists; exp -> the keys' expiry;
+//                     due -> a time (ms, Redis clock, rounded down) no later than any deadline in 1 or 4;
 //                     seq -> the number of the last view reported (lease_store.ts ShareView.seq)
 //   6 fence    string the last fencing token granted (never expires)
 //   7 tag      hash   holder -> the tag sent with the call that last wrote its wait record
@@ -34,20 +36,44 @@
 // (pub/sub is at-most-once) learns of them here and gives them back.
 // Notices: 'r' on the channel when leases were released (and not handed
 // over) while others wait; on a holder's own channel, '<channel>:<holder>',
-// 'w:<seq>:<share>:<holder>' when another holder starts waiting (to those holding
-// leases), and 'g:<fence,...>:<tag>:<seq>:<others>:<share>:<holder>' when a release
-// handed it leases (others and share: the fleet just after the hand-over).
+// 'w:<seq>:<share>:<holder>' when another holder starts waiting (to those
+// holding leases that may not know yet: see set_want), and
+// 'g:<fence,...>:<tag>:<seq>:<others>:<share>:<holder>' when a release handed
+// it leases (others and share: the fleet just after the hand-over).
 import { LEASE_HAND_OVER } from "./_lease_script_hand_over.ts";
-import { LEASE_PRELUDE } from "./_lease_script_prelude.ts";
+import { LEASE_HEAD, LEASE_HELPERS } from "./_lease_script_prelude.ts";
 
-const OPERATIONS = `
-if op == 'acquire' then
+/** An operation's branch: the helpers it names (and only those), then its body. */
+function branch(op: string, helpers: readonly string[], body: string): string {
+  const defined = [...LEASE_HELPERS].filter(([name]) => helpers.includes(name));
+  const code = defined.map(([, lua]) => lua);
+  if (helpers.includes("hand_over")) code.push(LEASE_HAND_OVER);
+  return `\nif op == '${op}' then\n${code.join("\n")}\n${body}\nend\n`;
+}
+
+/** What every operation reads and tidies with. */
+const VIEWS = ["holdings", "waiting", "others_waiting", "taking_part", "share", "tidy"];
+
+const ACQUIRE = branch(
+  "acquire",
+  [
+    ...VIEWS,
+    "add_held",
+    "put_want",
+    "limit_mismatch",
+    "set_want",
+    "take_handed",
+    "earliest",
+    "next_fence",
+  ],
+  `
   local n, lease_ms = tonumber(ARGV[6]), tonumber(ARGV[7])
   local stored = limit_mismatch()
   if stored then tidy() return {1, stored} end
   local mine = holdings()[holder] or 0
   local others = others_waiting()
-  local was_live = live_leases()
+  local parts_before = taking_part()
+  local was_live = redis.call('ZCARD', leases)
   local grant = math.min(n, limit - was_live)
   if others > 0 then
     -- S4: while others wait, nobody grows past an equal share.
@@ -59,7 +85,7 @@ if op == 'acquire' then
   if grant > 0 then
     local first = next_fence()
     local deadline = now + lease_ms
-    latest = math.max(latest, deadline)
+    wrote(deadline)
     local args = {}
     for i = 0, grant - 1 do
       local f = first + i
@@ -73,14 +99,17 @@ if op == 'acquire' then
     add_held(holder, grant)
     if was_live == 0 then fresh[leases] = true end
   end
-  set_want(n - grant, ARGV[8])
+  set_want(n - grant, ARGV[8], parts_before)
   out[3] = earliest()
   out[4] = share()
   tidy()
-  return out
-end
+  return out`,
+);
 
-if op == 'renew' then
+const RENEW = branch(
+  "renew",
+  [...VIEWS, "take_handed", "earliest"],
+  `
   local lease_ms = tonumber(ARGV[6])
   local deadline = now + lease_ms
   local out = {0, others_waiting(), 0, share(), seq}
@@ -91,50 +120,71 @@ if op == 'renew' then
     -- expired one finds nothing (it was reclaimed above) and revives nothing.
     if redis.call('ZSCORE', leases, m) then
       redis.call('ZADD', leases, 'XX', deadline, m)
-      latest = math.max(latest, deadline)
+      -- A renewal moves a deadline later, except with a leaseMs shorter than
+      -- the releaser's that handed the lease over: due must not pass it.
+      wrote(deadline)
     else
       out[#out + 1] = tonumber(ARGV[i])
     end
   end
   if waiting()[holder] then
     redis.call('ZADD', waiters, 'XX', now + ttl, holder)
-    latest = math.max(latest, now + ttl)
+    wrote(now + ttl)
   end
   out[3] = earliest()
   tidy()
-  return out
-end
+  return out`,
+);
 
-if op == 'release' then
+const RELEASE = branch(
+  "release",
+  [
+    ...VIEWS,
+    "add_held",
+    "put_want",
+    "next_fence",
+    "hand_over",
+  ],
+  `
   local released = 0
   for i = 6, #ARGV do
     released = released + redis.call('ZREM', leases, ARGV[i] .. ':' .. holder)
   end
-  if released > 0 then add_held(holder, -released) end
   local handed = 0
-  if released > 0 then handed = hand_over(released) end
+  if released > 0 then
+    add_held(holder, -released)
+    handed = hand_over(released)
+  end
   local others = others_waiting()
   if released > handed and others > 0 then redis.call('PUBLISH', channel, 'r') end
   local out = {0, others, released, share(), seq, handed}
   tidy()
-  return out
-end
+  return out`,
+);
 
-if op == 'wait' then
+const WAIT = branch(
+  "wait",
+  [
+    ...VIEWS,
+    "put_want",
+    "limit_mismatch",
+    "set_want",
+    "take_handed",
+    "earliest",
+  ],
+  `
   local n = tonumber(ARGV[6])
   if n > 0 then
     local stored = limit_mismatch()
     if stored then tidy() return {1, stored} end
   end
-  set_want(n, ARGV[7])
+  set_want(n, ARGV[7], taking_part())
   local out = {0, others_waiting(), earliest(), share(), seq}
   take_handed(out)
   tidy()
-  return out
-end
-
-return redis.error_reply('procpool lease script: unknown op ' .. tostring(op))
-`;
+  return out`,
+);
 
 /** The whole script, as Redis loads it (one SHA for all operations). */
-export const LEASE_SCRIPT: string = LEASE_PRELUDE + LEASE_HAND_OVER + OPERATIONS;
+export const LEASE_SCRIPT: string = LEASE_HEAD + ACQUIRE + RENEW + RELEASE + WAIT +
+  "\nreturn redis.error_reply('procpool lease script: unknown op ' .. tostring(op))\n";

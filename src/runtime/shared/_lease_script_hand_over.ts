@@ -9,7 +9,7 @@ export const LEASE_HAND_OVER = `
 -- hand-over is a new grant: a new fence, a deadline no earlier than the
 -- waiter's wait record (which its call's send time + its leaseMs precedes).
 local function hand_over(count)
-  local was_live = live_leases()
+  local was_live = redis.call('ZCARD', leases)
   count = math.min(count, limit - was_live)
   if count <= 0 then return 0 end
   local w, b = waiting(), holdings()
@@ -28,12 +28,13 @@ local function hand_over(count)
   for _, h in ipairs(want_order) do
     local n = w[h]
     if h ~= holder and n and n > 0 and tags[h] and since[h] then
-      cands[#cands + 1] = { h = h, n = n, held = b[h] or 0, since = since[h], tag = tags[h], got = {} }
+      cands[#cands + 1] = { h = h, n = n, held = b[h] or 0, since = since[h], tag = tags[h], got = 0 }
     end
   end
   if #cands == 0 then return 0 end
   local cap = math.ceil(limit / parts)
-  local fence, handed = next_fence(), 0
+  local first = next_fence()
+  local handed = 0
   while handed < count do
     local best
     for _, c in ipairs(cands) do
@@ -43,12 +44,13 @@ local function hand_over(count)
       end
     end
     if not best then break end
-    best.got[#best.got + 1] = fmt(fence)
-    fence, handed = fence + 1, handed + 1
-    best.n, best.held = best.n - 1, best.held + 1
+    -- Fences go out in this order: best's are first + its earlier picks' places.
+    best[#best + 1] = first + handed
+    handed = handed + 1
+    best.got, best.n, best.held = best.got + 1, best.n - 1, best.held + 1
   end
   if handed == 0 then return 0 end
-  redis.call('SET', fencekey, fmt(fence - 1))
+  redis.call('SET', fencekey, fmt(first + handed - 1))
   -- A key that exists has an expiry far enough out (tidy); one this call
   -- creates has none yet. The leases zset exists while a lease lives.
   if was_live == 0 then fresh[leases] = true end
@@ -57,13 +59,18 @@ local function hand_over(count)
   if #flat == 0 then fresh[handedkey] = true end
   for i = 1, #flat, 2 do lists[flat[i]] = flat[i + 1] end
   for _, c in ipairs(cands) do
-    if #c.got > 0 then
+    if c.got > 0 then
       local deadline = math.max(now + ttl, c.since)
-      latest = math.max(latest, deadline)
-      for _, f in ipairs(c.got) do redis.call('ZADD', leases, deadline, f .. ':' .. c.h) end
-      add_held(c.h, #c.got)
+      wrote(deadline)
+      local list = fmt(c[1])
+      redis.call('ZADD', leases, deadline, list .. ':' .. c.h)
+      for i = 2, c.got do
+        local f = fmt(c[i])
+        redis.call('ZADD', leases, deadline, f .. ':' .. c.h)
+        list = list .. ',' .. f
+      end
+      add_held(c.h, c.got)
       put_want(c.h, c.n)
-      local list = table.concat(c.got, ',')
       local before = lists[c.h]
       redis.call('HSET', handedkey, c.h, before and (before .. ',' .. list) or list)
       c.list = list
