@@ -141,10 +141,13 @@ async function lapse(
     await step.check(m, r, r.trace.add(`lapsed for real (${h}, [${lapsed}])`));
     return;
   }
-  // What time would do, at once: the deadlines move into the past.
+  // What time would do, at once: the deadlines move into the past, and with
+  // them the script's note of the earliest one (meta's 'due', a time no later
+  // than any deadline: gone, the next call looks for lapsed ones itself).
   const k = keyNames(r.key);
   for (const fence of fences) await r.redis.zadd(k.leases, "XX", 0, `${fence}:${h}`);
   if (waitToo && m.waits.has(h)) await r.redis.zadd(k.waiters, "XX", 0, h);
+  await r.redis.hdel(k.meta, "due");
   m.lapse(h, fences, waitToo);
   await step.check(m, r, r.trace.add(`lapse(${h}, [${fences}], wait ${waitToo})`));
 }
