@@ -49,7 +49,7 @@ export class HeldLeases {
 
   constructor(options: HeldLeasesOptions) {
     this.#options = options;
-    this.#view = new LatestView(options.store.leaseMs);
+    this.#view = new LatestView(() => options.clock.now());
     this.#renewTimer = new LeaseTimer(options.clock, () => {
       this.#renewAt = Infinity;
       this.#renew();

@@ -7,6 +7,15 @@
 // reply computed before a notice already heard, changes nothing.
 import type { ShareView } from "./lease_store.ts";
 
+/**
+ * How long after applying a view an older number is refused, in local time.
+ * Replies and notices overtake each other by milliseconds; a number still
+ * older after this long means the store's count went back (a restart that lost
+ * it while Redis's clock stepped back, a failover to a replica behind), and
+ * refusing it any longer would leave this runtime blind to waiters (S4).
+ */
+export const STALE_VIEW_WINDOW_MS = 1_000;
+
 export class LatestView {
   /** Other holders waiting, as the newest view said. */
   othersWaiting = 0;
@@ -14,12 +23,13 @@ export class LatestView {
   share = Infinity;
   /** The number of the view applied last. */
   #seq = -Infinity;
-  /** A number this far below the last one applied means the store lost its count. */
-  readonly #resetGap: number;
+  /** When (local clock) the last view was applied. */
+  #appliedAt = -Infinity;
+  readonly #now: () => number;
 
-  /** `leaseMs`: the store's lease time, which bounds how far back a lost count can go unnoticed. */
-  constructor(leaseMs: number) {
-    this.#resetGap = leaseMs * 1_000; // seq counts in µs (ShareView.seq)
+  /** `now`: the runtime's monotonic clock, in ms. */
+  constructor(now: () => number) {
+    this.#now = now;
   }
 
   /** Takes `view` if it is newer than the last one taken; true if it did. */
@@ -40,12 +50,14 @@ export class LatestView {
   }
 
   #newer(seq: number): boolean {
-    // Far below: the store lost its count (a restart, a stray DEL) and its
-    // clock went back. Refusing every view until the count caught up would
-    // leave this runtime blind to waiters for that long; taking a very late
-    // notice instead costs only until the next view (a renewal at the latest).
-    if (seq > this.#seq || seq < this.#seq - this.#resetGap) {
+    const now = this.#now();
+    // An older number past the window: the count went back (see
+    // STALE_VIEW_WINDOW_MS). A notice that late after a newer reply, which
+    // only a stall that long can make, is then taken too: it is wrong only
+    // until the next view (a renewal at the latest).
+    if (seq > this.#seq || now - this.#appliedAt >= STALE_VIEW_WINDOW_MS) {
       this.#seq = seq;
+      this.#appliedAt = now;
       return true;
     }
     return false;

@@ -25,8 +25,9 @@ export interface ShareView {
    * carries it. It counts in µs of the store's clock (one more than the last,
    * and never below that clock), so a store that lost its count (a restart
    * without persistence, a stray DEL) goes on above it unless its clock went
-   * back. The lease manager takes a number more than leaseMs × 1000 below
-   * the last it applied for such a loss, and applies it.
+   * back. If it did (or a replica behind took over), the lease manager
+   * refuses older numbers for one second after the last view it applied,
+   * then applies them and goes on from there.
    */
   readonly seq: number;
 }
