@@ -46,7 +46,29 @@ export interface ReleaseExpect {
   readonly picks: readonly string[];
 }
 
+/**
+ * A notice a call must publish, to one holder or (`to` "*") to every one
+ * subscribed to the key. The caller adds the call's seq and the fences.
+ */
+export type NoticeExpect =
+  | { readonly kind: "released"; readonly to: "*" }
+  | {
+    readonly kind: "wanted";
+    readonly to: string;
+    readonly holder: string;
+    readonly share: number;
+  }
+  | {
+    readonly kind: "granted";
+    readonly to: string;
+    readonly tag: number;
+    readonly othersWaiting: number;
+    readonly share: number;
+  };
+
 export class StoreModel {
+  /** The notices the last call must have published, in publish order per holder. */
+  outbox: NoticeExpect[] = [];
   readonly leases = new Map<number, ModelLease>();
   readonly waits = new Map<string, ModelWait>();
   /** The store's record of leases handed to a holder that no reply has named yet. */
@@ -130,6 +152,9 @@ export class StoreModel {
     }
     const picks = released > 0 ? this.#handOver(holder, released) : [];
     const othersWaiting = this.#othersWaiting(holder);
+    if (released > picks.length && othersWaiting > 0) {
+      this.outbox.push({ kind: "released", to: "*" });
+    }
     this.#pending = picks;
     const share = this.#share(holder);
     this.#tidy();
@@ -218,9 +243,16 @@ export class StoreModel {
     return this.leaseMsOf(holder) * 1_000_000 + ++this.#clock;
   }
 
+  // A holder that starts waiting tells those holding leases (and the share it makes).
   #setWant(holder: string, n: number, tag: number): void {
+    const was = this.waits.has(holder);
     if (n > 0) this.waits.set(holder, { want: n, tag, since: this.#expiry(holder), lapsed: false });
     else this.waits.delete(holder);
+    if (n <= 0 || was) return;
+    const share = this.#share(holder);
+    for (const to of this.#holders()) {
+      if (to !== holder) this.outbox.push({ kind: "wanted", to, holder, share });
+    }
   }
 
   // S4 inside release: each freed lease to the waiter holding fewest (ties:
@@ -230,7 +262,8 @@ export class StoreModel {
     const cands = [...this.waits].filter(([h, w]) => h !== releaser && w.want > 0)
       .map(([h, w]) => ({ h, wait: w, n: w.want, held: this.held(h) }));
     if (count <= 0 || cands.length === 0) return [];
-    const cap = Math.ceil(this.limit / this.#takingPart());
+    const parts = this.#takingPart();
+    const cap = Math.ceil(this.limit / parts);
     const picks: string[] = [];
     while (picks.length < count) {
       let best: typeof cands[number] | undefined;
@@ -248,6 +281,12 @@ export class StoreModel {
     for (const c of cands) {
       if (c.n === 0) this.waits.delete(c.h);
       else c.wait.want = c.n;
+    }
+    // Each recipient hears the fleet just after the hand-over, as it sees it.
+    for (const c of cands.filter((c) => picks.includes(c.h))) {
+      const othersWaiting = this.waits.size - (this.waits.has(c.h) ? 1 : 0);
+      const share = Math.floor(this.limit / parts);
+      this.outbox.push({ kind: "granted", to: c.h, tag: c.wait.tag, othersWaiting, share });
     }
     return picks;
   }

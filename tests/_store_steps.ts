@@ -10,6 +10,7 @@ import type { RedisLeaseStore } from "../src/runtime/shared/redis_store.ts";
 import type { FleetView } from "../src/runtime/shared/lease_store.ts";
 import type { StoreModel, ViewExpect } from "./_store_model.ts";
 import { checkState, readState, type StoreState } from "./_store_probe.ts";
+import type { NoticeLog } from "./_store_notices.ts";
 
 export interface Real {
   readonly redis: Redis;
@@ -21,6 +22,7 @@ export interface Real {
   /** The same key with a limit one higher (S7). */
   readonly other: RedisLeaseStore;
   readonly trace: Trace;
+  readonly notices: NoticeLog;
 }
 
 /** The calls so far on one key (the last few name a failure), and the key as last read. */
@@ -28,6 +30,8 @@ export class Trace {
   readonly calls: string[] = [];
   /** The key as the last check read it: what the next call starts from. */
   last: StoreState | undefined;
+  /** The number of the last view a reply carried (ShareView.seq). */
+  seq = 0;
   add(call: string): string {
     this.calls.push(call);
     return this.calls.slice(-6).join(" | ");
@@ -71,6 +75,13 @@ function checkView(view: FleetView, expect: ViewExpect, leases: number, what: st
   else assert(view.earliestMs >= 1 && view.earliestMs <= LONGEST_MS, `${what}: earliestMs`);
 }
 
+/** Every call's view has a number above the last one's; its notices carry it too. */
+function heard(m: StoreModel, r: Real, seq: number, what: string, fences?: Map<string, number[]>) {
+  assert(seq > r.trace.seq, `${what}: seq ${seq} not above ${r.trace.seq}`);
+  r.trace.seq = seq;
+  r.notices.expect(m.outbox.splice(0), seq, fences);
+}
+
 function checkNewFences(m: StoreModel, fences: readonly number[], what: string): void {
   fences.forEach((fence, i) => {
     const previous = i === 0 ? m.maxFence : fences[i - 1];
@@ -94,6 +105,7 @@ export async function acquire(m: StoreModel, r: Real, h: string, n: number): Pro
   m.granted(h, reply.granted);
   for (const fence of reply.granted) m.knownOf(h).add(fence);
   checkView(reply, expect, m.leases.size, what);
+  heard(m, r, reply.seq, what);
   const state = await check(m, r, what);
   for (const fence of reply.granted) {
     written(state.leases.get(fence)?.deadline, from, state.nowMs, leaseMsOf(h), what);
@@ -115,6 +127,7 @@ export async function renew(
   const reply = await via.renew(h, fences);
   assertEquals([...reply.lost], [...expect.lost], `${what}: lost`);
   checkView(reply, expect, m.leases.size, what);
+  heard(m, r, reply.seq, what);
   if (via === r.short) return reply; // 20 ms: they may have lapsed by the time of a read
   const state = await check(m, r, what);
   for (const fence of fences.filter((fence) => !reply.lost.includes(fence))) {
@@ -156,6 +169,9 @@ export async function release(
     );
   }
   m.handedOver(fresh.map(([fence]) => fence), expect.picks);
+  const to = new Map<string, number[]>();
+  for (const [fence, { holder }] of fresh) to.set(holder, [...to.get(holder) ?? [], fence]);
+  heard(m, r, reply.seq, what, to);
   await check(m, r, what);
 }
 
@@ -166,6 +182,7 @@ export async function wait(m: StoreModel, r: Real, h: string, n: number) {
   const expect = m.wait(h, n, tag);
   const reply = await storeOf(r, h).wait(h, n, tag);
   checkView(reply, expect, m.leases.size, what);
+  heard(m, r, reply.seq, what);
   const state = await check(m, r, what);
   if (n > 0) checkWaitWritten(state, from, h, leaseMsOf(h), what);
   return reply;

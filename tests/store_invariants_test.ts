@@ -7,19 +7,24 @@
 // counts match them and sum to their number, each holder's leases are the
 // model's, fences strictly increase, lapsed leases and wait records are
 // reclaimed by the next call, the wait records are the model's, and every
-// key expires, never before a deadline in it (_store_probe.ts).
+// key expires, never before a deadline in it (_store_probe.ts). Every reply's
+// view number (seq) is above the last, and at the end of each run every
+// holder has heard exactly the notices the model says, in order
+// (_store_notices.ts).
 //
 // Expiry: mostly by moving deadlines into the past in Redis (what time would
 // do, at once and deterministically); a few times in all for real, through a
 // renewal with 20 ms leases and a 40 ms sleep (realLapses: 5 by default, so
 // about 200 ms of sleeping). PROCPOOL_RUNS raises the number of runs (default
-// 40, each up to 40 calls) and the real lapses with them (one per 8 runs).
+// 40, each up to 40 commands: about 700 store calls, each followed by a read
+// of the whole key) and the real lapses with them (one per 8 runs).
 import fc from "fast-check";
-import { assertRejects } from "@std/assert";
+import { assertEquals, assertRejects } from "@std/assert";
 import { CapacityMismatchError } from "../mod.ts";
 import { StoreModel } from "./_store_model.ts";
 import { redisFixture, sleep } from "./_redis_fixture.ts";
 import { keyNames } from "./_store_probe.ts";
+import { NoticeLog } from "./_store_notices.ts";
 import * as step from "./_store_steps.ts";
 
 const RUNS = Number(Deno.env.get("PROCPOOL_RUNS") ?? 40);
@@ -163,38 +168,50 @@ async function mismatch(m: StoreModel, r: Run, h: string, viaWait: boolean) {
     what,
   );
   m.refused();
+  assertEquals(m.outbox, [], `${what}: a refused call publishes nothing`);
   await step.check(m, r, what);
 }
 
 Deno.test("lease store invariants against a real redis-server", async (t) => {
   await using fx = await redisFixture();
-  let runs = 0;
+  // One key for every run (the subscriptions stay), emptied before each.
+  const key = "fuzz";
+  const notices = await NoticeLog.open(fx.store({ key }), HOLDERS);
+  const names = keyNames(key);
+  const emptied = Object.values(names).filter((name) => name !== names.fence);
 
-  await t.step(
-    `random calls by ${HOLDERS.length} holders on one key keep every invariant (${RUNS} runs)`,
-    async () => {
-      await fc.assert(
-        fc.asyncProperty(
-          fc.integer({ min: 1, max: 4 }),
-          fc.commands(commandArbs, { maxCommands: 40, size: "max" }),
-          async (limit, cmds) => {
-            const key = `fuzz-${++runs}`;
-            const run: Run = {
-              redis: fx.redis,
-              key,
-              trace: new step.Trace(),
-              stores: new Map(
-                HOLDERS.map((h) => [h, fx.store({ key, limit, leaseMs: step.leaseMsOf(h) })]),
-              ),
-              short: fx.store({ key, limit, leaseMs: 20 }),
-              other: fx.store({ key, limit: limit + 1, leaseMs: 10_000 }),
-            };
-            const model = new StoreModel(limit, step.leaseMsOf);
-            await fc.asyncModelRun(() => ({ model, real: run }), cmds);
-          },
-        ),
-        { numRuns: RUNS },
-      );
-    },
-  );
+  try {
+    await t.step(
+      `random calls by ${HOLDERS.length} holders on one key keep every invariant (${RUNS} runs)`,
+      async () => {
+        await fc.assert(
+          fc.asyncProperty(
+            fc.integer({ min: 1, max: 4 }),
+            fc.commands(commandArbs, { maxCommands: 40, size: "max" }),
+            async (limit, cmds) => {
+              await fx.redis.del(...emptied);
+              await notices.reset(fx.redis, key);
+              const run: Run = {
+                redis: fx.redis,
+                key,
+                trace: new step.Trace(),
+                notices,
+                stores: new Map(
+                  HOLDERS.map((h) => [h, fx.store({ key, limit, leaseMs: step.leaseMsOf(h) })]),
+                ),
+                short: fx.store({ key, limit, leaseMs: 20 }),
+                other: fx.store({ key, limit: limit + 1, leaseMs: 10_000 }),
+              };
+              const model = new StoreModel(limit, step.leaseMsOf);
+              await fc.asyncModelRun(() => ({ model, real: run }), cmds);
+              await notices.settle(fx.redis, key, run.trace.calls.slice(-6).join(" | "));
+            },
+          ),
+          { numRuns: RUNS },
+        );
+      },
+    );
+  } finally {
+    await notices.close();
+  }
 });
