@@ -3,6 +3,13 @@
 // it must leave in the store, computed from the calls alone. Fence numbers are
 // the store's to choose; the model learns them from replies (grants) and from
 // the store itself (hand-overs), after checking where they went.
+import type {
+  AcquireExpect,
+  NoticeExpect,
+  ReleaseExpect,
+  RenewExpect,
+  ViewExpect,
+} from "./_store_expect.ts";
 
 export interface ModelLease {
   readonly holder: string;
@@ -21,50 +28,6 @@ export interface ModelWait {
   readonly since: number;
   lapsed: boolean;
 }
-
-/** What a call that reports the fleet must answer. */
-export interface ViewExpect {
-  readonly othersWaiting: number;
-  readonly share: number;
-  /** Fences handed over earlier and still live, in hand-over order. */
-  readonly handed: readonly number[];
-}
-
-export interface AcquireExpect extends ViewExpect {
-  readonly grant: number;
-}
-
-export interface RenewExpect extends ViewExpect {
-  readonly lost: readonly number[];
-}
-
-export interface ReleaseExpect {
-  readonly released: number;
-  readonly othersWaiting: number;
-  readonly share: number;
-  /** Who receives each freed lease, in fence order. */
-  readonly picks: readonly string[];
-}
-
-/**
- * A notice a call must publish, to one holder or (`to` "*") to every one
- * subscribed to the key. The caller adds the call's seq and the fences.
- */
-export type NoticeExpect =
-  | { readonly kind: "released"; readonly to: "*" }
-  | {
-    readonly kind: "wanted";
-    readonly to: string;
-    readonly holder: string;
-    readonly share: number;
-  }
-  | {
-    readonly kind: "granted";
-    readonly to: string;
-    readonly tag: number;
-    readonly othersWaiting: number;
-    readonly share: number;
-  };
 
 export class StoreModel {
   /** The notices the last call must have published, in publish order per holder. */
@@ -108,6 +71,7 @@ export class StoreModel {
     this.#reclaim();
     const mine = this.held(holder);
     const othersWaiting = this.#othersWaiting(holder);
+    const partsBefore = this.#takingPart();
     let grant = Math.min(n, this.limit - this.leases.size);
     if (othersWaiting > 0) {
       grant = Math.min(grant, Math.ceil(this.limit / this.#participants(holder)) - mine);
@@ -115,7 +79,7 @@ export class StoreModel {
     grant = Math.max(0, grant);
     this.#pending = grant > 0 ? [holder] : [];
     const handed = this.#takeHanded(holder);
-    this.#setWant(holder, n - grant, tag);
+    this.#setWant(holder, n - grant, tag, partsBefore);
     const share = this.#share(holder);
     this.#tidy();
     return { othersWaiting, share, handed, grant };
@@ -174,7 +138,7 @@ export class StoreModel {
 
   wait(holder: string, n: number, tag: number): ViewExpect {
     this.#reclaim();
-    this.#setWant(holder, n, tag);
+    this.#setWant(holder, n, tag, this.#takingPart());
     const othersWaiting = this.#othersWaiting(holder);
     const share = this.#share(holder);
     const handed = this.#takeHanded(holder);
@@ -243,15 +207,20 @@ export class StoreModel {
     return this.leaseMsOf(holder) * 1_000_000 + ++this.#clock;
   }
 
-  // A holder that starts waiting tells those holding leases (and the share it makes).
-  #setWant(holder: string, n: number, tag: number): void {
+  // A holder that starts waiting tells those holding leases (and the share it
+  // makes), unless one knows it all already: another holder waited before (so
+  // it heard that others wait) and the share is what it was at the call's start.
+  #setWant(holder: string, n: number, tag: number, partsBefore: number): void {
     const was = this.waits.has(holder);
     if (n > 0) this.waits.set(holder, { want: n, tag, since: this.#expiry(holder), lapsed: false });
     else this.waits.delete(holder);
     if (n <= 0 || was) return;
     const share = this.#share(holder);
+    const same = share === Math.floor(this.limit / Math.max(1, partsBefore));
+    const before = same ? this.#othersWaiting(holder) : 0;
     for (const to of this.#holders()) {
-      if (to !== holder) this.outbox.push({ kind: "wanted", to, holder, share });
+      if (to === holder || before - (this.waits.has(to) ? 1 : 0) > 0) continue;
+      this.outbox.push({ kind: "wanted", to, holder, share });
     }
   }
 

@@ -6,7 +6,7 @@ import type { Redis } from "ioredis";
 import type { RedisLeaseStore } from "../src/runtime/shared/redis_store.ts";
 import { redisKeys } from "../src/runtime/shared/redis_store.ts";
 import type { Notice, ReleaseSubscription } from "../src/runtime/shared/lease_store.ts";
-import type { NoticeExpect } from "./_store_model.ts";
+import type { NoticeExpect } from "./_store_expect.ts";
 import { until } from "./_redis_fixture.ts";
 
 /** A notice's fields this test checks (a store may add more). */

@@ -8,7 +8,8 @@ import { assert, assertEquals } from "@std/assert";
 import type { Redis } from "ioredis";
 import type { RedisLeaseStore } from "../src/runtime/shared/redis_store.ts";
 import type { FleetView } from "../src/runtime/shared/lease_store.ts";
-import type { StoreModel, ViewExpect } from "./_store_model.ts";
+import type { StoreModel } from "./_store_model.ts";
+import type { ViewExpect } from "./_store_expect.ts";
 import { checkState, readState, type StoreState } from "./_store_probe.ts";
 import type { NoticeLog } from "./_store_notices.ts";
 
