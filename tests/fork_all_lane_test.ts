@@ -5,21 +5,11 @@
 // own bookkeeping in the lane never makes application code look like a script.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { assert, assertEquals, assertRejects } from "@std/assert";
-import { type AppL, NestedForkError, Runtime } from "../mod.ts";
+import { Runtime } from "../mod.ts";
+import { appLFrom } from "./_applfrom.ts";
 import { createTestRuntime } from "../testing.ts";
 
 const request = new AsyncLocalStorage<string>();
-
-/** "refused" if AppL refuses the caller as a script, else "allowed". */
-function appLFrom(app: AppL): "refused" | "allowed" {
-  try {
-    app.tryForkProcess(() => "probe")?.cancel();
-    return "allowed";
-  } catch (error) {
-    if (error instanceof NestedForkError) return "refused";
-    throw error;
-  }
-}
 
 Deno.test("forkAll over an array: items are scripts before and after an await", async (t) => {
   for (const maxProcesses of [1, 2, 8]) {

@@ -5,7 +5,7 @@
 import { SlotWaiter } from "../runtime/slot_pool.ts";
 import { type Resolver, resolvingPromiseFor } from "../_settler.ts";
 import type { ProcessRecord } from "./process.ts";
-import type { ScriptLane } from "./_guard.ts";
+import { outsideScripts, type ScriptLane } from "./_guard.ts";
 import type { ForkHost } from "./_fork_host.ts";
 
 /** What the wait needs of its batch. */
@@ -86,8 +86,9 @@ export class BatchWait extends SlotWaiter {
     } catch (error) {
       // Its setup threw (a user clock or logger): the slot goes back one
       // microtask later (a release here would recurse through the line).
+      // Queued outside any mark, so that the release is not taken for a script's.
       const slots = this.batch.host.core.slots;
-      queueMicrotask(() => slots.release());
+      outsideScripts(() => queueMicrotask(() => slots.release()));
       this.waitFailed(error);
       return;
     }

@@ -58,9 +58,24 @@ export function runMarked<A extends unknown[], R>(
   return insideScript.run(mark, script, ...args);
 }
 
+/**
+ * A mark entered before its process's record exists (a queued fork's, see
+ * _queued_fork.ts): it stands for the record it was granted.
+ */
+export interface StandInMark extends Mark {
+  readonly standsFor: unknown;
+}
+
 /** Whether the caller is the script run under `mark` (or one of its continuations). */
 export function isRunningScript(mark: Mark): boolean {
-  return insideScript.getStore() === mark;
+  const store = insideScript.getStore();
+  return store === mark || (store as Partial<StandInMark> | undefined)?.standsFor === mark;
+}
+
+/** Whether the caller runs under a queued fork's mark (a quiet stop's bookkeeping, or its script). */
+export function isInsideStandIn(): boolean {
+  const mark = insideScript.getStore();
+  return mark !== undefined && "standsFor" in mark;
 }
 
 /** Whether the caller is any LangL script. */

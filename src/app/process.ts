@@ -42,10 +42,7 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
   /** @internal */ _next: QueueNode | undefined = undefined;
   // Dropped when the process stops (see #retire).
   #lang: LangInterpreter | undefined;
-  /**
-   * The value once succeeded, the error once failed or cancelled; before its
-   * script runs, a handed-over process's script (see `pendingScript`).
-   */
+  /** The value once succeeded, the error once failed or cancelled. */
   #outcome: unknown = undefined;
   #flags = 0;
   // Usually zero or one waiter: one inline, the rest in the extras.
@@ -95,11 +92,6 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
     this.#flags = observed ? this.#flags | OBSERVED : this.#flags & ~OBSERVED;
   }
 
-  /** A handed-over process's script, until it runs in its forker's context. */
-  set pendingScript(script: ScriptFunction) {
-    this.#outcome = script;
-  }
-
   /** The forkAll run this process is an item of (see ItemRecord). */
   get batch(): ProcessBatch | undefined {
     return undefined;
@@ -126,7 +118,8 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
 
   /**
    * Counts the process as started: it holds a slot from here on. The script
-   * runs in `invoke`, which a hand-off defers to the forker's own context.
+   * runs in `invoke`, or for a queued fork in its own context (see
+   * _queued_fork.ts).
    */
   begin(options: CheckedForkOptions): void {
     const core = this.owner.core;
@@ -182,12 +175,6 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
 
   #threw(error: unknown): void {
     this.stop(false, error);
-  }
-
-  invokePending(): void {
-    const script = this.#outcome as ScriptFunction;
-    this.#outcome = undefined;
-    this.invoke(script);
   }
 
   cancel(reason?: unknown): void {
@@ -255,6 +242,15 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
   timedOut(timeoutMs: number): void {
     if (this.status !== "running") return;
     this.#requestCancel(new ProcessTimeoutError(this.id, timeoutMs, this.name));
+  }
+
+  /**
+   * Whether its stop, if a success, calls no user code and schedules
+   * nothing (see RuntimeCore.quietStops): no extras (timer, signal, lease,
+   * probe, name, more waiters) and no debug logging.
+   */
+  get quietStop(): boolean {
+    return this.#extras === undefined && (this.#flags & DEBUG) === 0 && this.owner.core.quietStops;
   }
 
   /** Whether the process logs its start and stop at debug level (asked once, at its start). */

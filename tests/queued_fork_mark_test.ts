@@ -1,0 +1,85 @@
+// A queued fork enters its mark when it is queued, in its forker's context,
+// and its script and the bookkeeping after it run under that mark (see
+// src/app/_queued_fork.ts): the mark must keep every rule a mark entered at
+// the start keeps. Scripts and what they leave behind cannot use AppL; the
+// bookkeeping a quiet stop runs under it (the hand-off of its slot) never
+// makes anything else look like that script; a process still recognises
+// itself.
+import { AsyncLocalStorage } from "node:async_hooks";
+import { assertEquals, assertRejects } from "@std/assert";
+import { Runtime } from "../mod.ts";
+import { appLFrom } from "./_applfrom.ts";
+
+const request = new AsyncLocalStorage<string>();
+
+/** A process that holds the runtime's one slot until `release` is called. */
+function holder(): { script: () => Promise<void>; release: () => void } {
+  const { promise, resolve } = Promise.withResolvers<void>();
+  return { script: () => promise, release: resolve };
+}
+
+Deno.test("a queued fork's script is a script, before and after an await and after its stop", async () => {
+  await using runtime = new Runtime({ maxProcesses: 1 });
+  await runtime.runApp(async (app) => {
+    const first = holder();
+    const held = await app.forkProcess(first.script);
+    const later: Promise<string>[] = [];
+    const queued = ["a", "b", "c"].map((id) =>
+      request.run(id, () =>
+        app.forkProcess(async () => {
+          const before = appLFrom(app);
+          await Promise.resolve();
+          later.push(new Promise((resolve) => setTimeout(() => resolve(appLFrom(app)), 1)));
+          return `${id}:${before}/${appLFrom(app)}:${request.getStore()}`;
+        }))
+    );
+    first.release();
+    await app.awaitResult(held);
+    const handles = await Promise.all(queued);
+    const results = await Promise.all(handles.map((handle) => app.awaitResult(handle)));
+    assertEquals(results, ["a:refused/refused:a", "b:refused/refused:b", "c:refused/refused:c"]);
+    // The scripts have stopped; the timers they left fire afterwards.
+    assertEquals(await Promise.all(later), ["refused", "refused", "refused"]);
+    assertEquals(appLFrom(app), "allowed");
+  });
+});
+
+Deno.test("a queued fork awaiting its own handle's disposal is refused, not stuck", async () => {
+  await using runtime = new Runtime({ maxProcesses: 1 });
+  await runtime.runApp(async (app) => {
+    const first = holder();
+    const held = await app.forkProcess(first.script);
+    const own: { handle?: AsyncDisposable } = {};
+    const queued = app.forkProcess(async (lang) => {
+      await lang.delay(1);
+      await assertRejects(() => own.handle![Symbol.asyncDispose](), TypeError, "wait for itself");
+      return "refused";
+    });
+    first.release();
+    await app.awaitResult(held);
+    const handle = own.handle = await queued;
+    assertEquals(await app.awaitResult(handle), "refused");
+  });
+});
+
+Deno.test("a fork's timeout is not taken for the code of the process whose stop granted it", async () => {
+  // The second process stops quietly and hands its slot to the third, whose
+  // timeoutMs is armed in that hand-off. Its timer must not carry the
+  // second's mark: the abort listener it reaches is application code.
+  await using runtime = new Runtime({ maxProcesses: 1 });
+  await runtime.runApp(async (app) => {
+    const first = holder();
+    const held = await app.forkProcess(first.script);
+    const second = app.forkProcess(() => "quiet");
+    let fromListener: string | undefined;
+    const third = app.forkProcess(async (lang) => {
+      lang.signal.addEventListener("abort", () => fromListener = appLFrom(app));
+      await lang.delay(60_000);
+    }, { timeoutMs: 20 });
+    first.release();
+    await app.awaitResult(held);
+    assertEquals(await app.awaitResult(await second), "quiet");
+    await assertRejects(async () => app.awaitResult(await third));
+    assertEquals(fromListener, "allowed");
+  });
+});
