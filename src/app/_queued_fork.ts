@@ -48,6 +48,25 @@ function awaitGrant(grant: Promise<QueuedFork>): Promise<ProcessHandle<never>> {
   return grant.then(runGranted);
 }
 
+// The same, for a fork queued behind too many others to enter its mark
+// early (see MARKED_WAITERS): its script enters its own mark at the start.
+function runGrantedUnmarked(fork: QueuedFork): ProcessHandle<never> {
+  const granted = fork.granted;
+  if (granted instanceof Refusal) throw granted.reason;
+  granted!.invoke(fork.process);
+  return handleFor(granted!);
+}
+
+/**
+ * How many waiters at most enter their marks when queued. Each mark entered
+ * is a copy of the context and a WeakMap entry (an ephemeron), about 0.4 KB,
+ * that live as long as the fork waits, and every minor GC processes the live
+ * entries: with 200 000 forks queued at once (the fork+await row), entering
+ * them all cost 20-60 % of the throughput. Behind this many, a fork enters
+ * its mark when it starts, as a fork that finds a free slot does.
+ */
+const MARKED_WAITERS = 1_024;
+
 export class QueuedFork extends SlotWaiter implements Resolver<QueuedFork>, StandInMark {
   resolve!: (fork: QueuedFork) => void;
   /** The mark's state (see the top of this file): procpool's own code runs under it while true. */
@@ -66,7 +85,10 @@ export class QueuedFork extends SlotWaiter implements Resolver<QueuedFork>, Stan
       : options.signal === undefined
       ? new OptionedFork(scope, process, options)
       : new SignalledFork(scope, process, options, options.signal);
-    const handle = runMarked(fork, awaitGrant, resolvingPromiseFor(fork));
+    const grant = resolvingPromiseFor(fork);
+    const handle = scope.core.slots.waiting < MARKED_WAITERS
+      ? runMarked(fork, awaitGrant, grant)
+      : grant.then(runGrantedUnmarked);
     try {
       scope.core.slots.enqueue(fork);
     } catch (error) {
