@@ -76,6 +76,17 @@ function checkView(view: FleetView, expect: ViewExpect, leases: number, what: st
   else assert(view.earliestMs >= 1 && view.earliestMs <= LONGEST_MS, `${what}: earliestMs`);
 }
 
+/** earliestMs is the time from the call's `now` (between `from` and the read after) to the first deadline. */
+function checkEarliest(earliestMs: number, state: StoreState, from: number, what: string) {
+  if (state.leases.size === 0) return;
+  const first = Math.min(...[...state.leases.values()].map((lease) => lease.deadline));
+  const [least, most] = [Math.ceil(first - state.nowMs), Math.ceil(first - from)];
+  assert(
+    earliestMs >= least && earliestMs <= most,
+    `${what}: earliestMs ${earliestMs}, not in ${least}..${most}`,
+  );
+}
+
 /** Every call's view has a number above the last one's; its notices carry it too. */
 function heard(m: StoreModel, r: Real, seq: number, what: string, fences?: Map<string, number[]>) {
   assert(seq > r.trace.seq, `${what}: seq ${seq} not above ${r.trace.seq}`);
@@ -108,6 +119,7 @@ export async function acquire(m: StoreModel, r: Real, h: string, n: number): Pro
   checkView(reply, expect, m.leases.size, what);
   heard(m, r, reply.seq, what);
   const state = await check(m, r, what);
+  checkEarliest(reply.earliestMs, state, from, what);
   for (const fence of reply.granted) {
     written(state.leases.get(fence)?.deadline, from, state.nowMs, leaseMsOf(h), what);
   }
@@ -131,6 +143,7 @@ export async function renew(
   heard(m, r, reply.seq, what);
   if (via === r.short) return reply; // 20 ms: they may have lapsed by the time of a read
   const state = await check(m, r, what);
+  checkEarliest(reply.earliestMs, state, from, what);
   for (const fence of fences.filter((fence) => !reply.lost.includes(fence))) {
     written(state.leases.get(fence)?.deadline, from, state.nowMs, via.leaseMs, what);
   }
@@ -185,6 +198,7 @@ export async function wait(m: StoreModel, r: Real, h: string, n: number) {
   checkView(reply, expect, m.leases.size, what);
   heard(m, r, reply.seq, what);
   const state = await check(m, r, what);
+  checkEarliest(reply.earliestMs, state, from, what);
   if (n > 0) checkWaitWritten(state, from, h, leaseMsOf(h), what);
   return reply;
 }
