@@ -23,6 +23,8 @@ export interface StoreState {
   readonly tag: Record<string, string>;
   readonly handed: Record<string, string>;
   readonly metaLimit: string | null;
+  /** The number of the last view the key reported (ShareView.seq), kept in meta. */
+  readonly metaSeq: string | null;
   readonly fence: string | null;
   /** PEXPIRETIME of each key: -2 absent, -1 no expiry. */
   readonly expireAt: Record<Name, number>;
@@ -43,7 +45,7 @@ export async function readState(redis: Redis, key: string): Promise<StoreState> 
   const tx = redis.multi().time()
     .zrange(k.leases, "0", "-1", "WITHSCORES").hgetall(k.held).hgetall(k.want)
     .zrange(k.waiters, "0", "-1", "WITHSCORES").hgetall(k.tag).hgetall(k.handed)
-    .hget(k.meta, "limit").get(k.fence);
+    .hmget(k.meta, "limit", "seq").get(k.fence);
   for (const name of NAMES) tx.call("PEXPIRETIME", k[name]);
   const replies = await tx.exec();
   if (!replies) throw new Error("MULTI aborted");
@@ -51,7 +53,8 @@ export async function readState(redis: Redis, key: string): Promise<StoreState> 
     if (error) throw error;
     return value;
   });
-  const [time, leases, held, want, waiters, tag, handed, metaLimit, fence] = out;
+  const [time, leases, held, want, waiters, tag, handed, meta, fence] = out;
+  const [metaLimit, metaSeq] = meta as (string | null)[];
   const [s, us] = time as string[];
   const pairs = (flat: string[]) =>
     Array.from(
@@ -71,7 +74,8 @@ export async function readState(redis: Redis, key: string): Promise<StoreState> 
     waiters: new Map(pairs(waiters as string[])),
     tag: tag as Record<string, string>,
     handed: handed as Record<string, string>,
-    metaLimit: metaLimit as string | null,
+    metaLimit,
+    metaSeq,
     fence: fence as string | null,
     expireAt: Object.fromEntries(NAMES.map((name, i) => [name, out[9 + i] as number])) as Record<
       Name,

@@ -52,7 +52,20 @@ function storeOf(r: Real, holder: string): RedisLeaseStore {
 export async function check(m: StoreModel, r: Real, what: string): Promise<StoreState> {
   const state = await readState(r.redis, r.key);
   checkState(m, state, what);
+  // The key keeps the number of its last view while anything is live (a
+  // refused call, which reports none, takes one too).
+  if (state.metaLimit !== null || state.metaSeq !== null) {
+    assert(state.metaSeq !== null, `${what}: the key keeps no seq`);
+    const seq = Number(state.metaSeq);
+    assert(seq >= r.trace.seq, `${what}: the key's seq ${seq} below the last reply's`);
+    r.trace.seq = seq;
+  }
   return r.trace.last = state;
+}
+
+/** After a call whose reply carried `seq`: the key keeps it, unless nothing is left live. */
+function checkSeqKept(state: StoreState, seq: number, what: string) {
+  if (state.metaSeq !== null) assertEquals(Number(state.metaSeq), seq, `${what}: the key's seq`);
 }
 
 /** Redis's clock just before the call (the last check's read; a new key starts from now). */
@@ -119,6 +132,7 @@ export async function acquire(m: StoreModel, r: Real, h: string, n: number): Pro
   checkView(reply, expect, m.leases.size, what);
   heard(m, r, reply.seq, what);
   const state = await check(m, r, what);
+  checkSeqKept(state, reply.seq, what);
   checkEarliest(reply.earliestMs, state, from, what);
   for (const fence of reply.granted) {
     written(state.leases.get(fence)?.deadline, from, state.nowMs, leaseMsOf(h), what);
@@ -143,6 +157,7 @@ export async function renew(
   heard(m, r, reply.seq, what);
   if (via === r.short) return reply; // 20 ms: they may have lapsed by the time of a read
   const state = await check(m, r, what);
+  checkSeqKept(state, reply.seq, what);
   checkEarliest(reply.earliestMs, state, from, what);
   for (const fence of fences.filter((fence) => !reply.lost.includes(fence))) {
     written(state.leases.get(fence)?.deadline, from, state.nowMs, via.leaseMs, what);
@@ -186,7 +201,7 @@ export async function release(
   const to = new Map<string, number[]>();
   for (const [fence, { holder }] of fresh) to.set(holder, [...to.get(holder) ?? [], fence]);
   heard(m, r, reply.seq, what, to);
-  await check(m, r, what);
+  checkSeqKept(await check(m, r, what), reply.seq, what);
 }
 
 export async function wait(m: StoreModel, r: Real, h: string, n: number) {
@@ -198,6 +213,7 @@ export async function wait(m: StoreModel, r: Real, h: string, n: number) {
   checkView(reply, expect, m.leases.size, what);
   heard(m, r, reply.seq, what);
   const state = await check(m, r, what);
+  checkSeqKept(state, reply.seq, what);
   checkEarliest(reply.earliestMs, state, from, what);
   if (n > 0) checkWaitWritten(state, from, h, leaseMsOf(h), what);
   return reply;
