@@ -1,7 +1,7 @@
 // The lease script against a real redis-server: leases, renewals, releases,
 // expiry and reclaim, fencing tokens, and the keys it leaves behind.
-import { assert, assertEquals, assertGreater } from "@std/assert";
-import { redisKeys } from "../src/runtime/shared/redis_store.ts";
+import { assert, assertEquals, assertGreater, assertRejects } from "@std/assert";
+import { leaseScriptSha, redisKeys } from "../src/runtime/shared/redis_store.ts";
 import type { Notice } from "../src/runtime/shared/lease_store.ts";
 import { redisFixture, sleep, until } from "./_redis_fixture.ts";
 
@@ -165,6 +165,29 @@ Deno.test("redis lease store: leases", async (t) => {
   await t.step("the script is loaded again when the server lost it (NOSCRIPT)", async () => {
     await fx.redis.script("FLUSH");
     assertEquals((await fx.store({ limit: 1 }).acquire("A", 1)).granted.length, 1);
+  });
+
+  await t.step("an unknown operation is refused and writes nothing", async () => {
+    const store = fx.store({ limit: 1 });
+    await store.acquire("A", 0); // the script is loaded; the key is empty again
+    const { keys, channel } = redisKeys(store.key);
+    const sha = await leaseScriptSha();
+    await assertRejects(
+      () =>
+        fx.redis.evalsha(
+          sha,
+          keys.length,
+          ...keys,
+          "bogus",
+          channel,
+          "A",
+          1,
+          10_000,
+        ),
+      Error,
+      "unknown op bogus",
+    );
+    assertEquals(await fx.redis.exists(...keys), 0); // no :meta left behind without an expiry
   });
 
   await t.step("keys go when nothing is live, except the fence counter", async () => {

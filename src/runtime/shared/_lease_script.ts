@@ -186,5 +186,4 @@ const WAIT = branch(
 );
 
 /** The whole script, as Redis loads it (one SHA for all operations). */
-export const LEASE_SCRIPT: string = LEASE_HEAD + ACQUIRE + RENEW + RELEASE + WAIT +
-  "\nreturn redis.error_reply('procpool lease script: unknown op ' .. tostring(op))\n";
+export const LEASE_SCRIPT: string = LEASE_HEAD + ACQUIRE + RENEW + RELEASE + WAIT;

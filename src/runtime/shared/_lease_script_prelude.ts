@@ -14,6 +14,10 @@ if redis.replicate_commands then redis.replicate_commands() end
 local leases, held, want, waiters, meta, fencekey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local tagkey, handedkey = KEYS[7], KEYS[8]
 local op, channel, holder = ARGV[1], ARGV[2], ARGV[3]
+-- Before anything is read or written: an unknown op leaves the keys as they were.
+if op ~= 'acquire' and op ~= 'renew' and op ~= 'release' and op ~= 'wait' then
+  return redis.error_reply('procpool lease script: unknown op ' .. tostring(op))
+end
 local limit, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
