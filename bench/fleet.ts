@@ -9,6 +9,7 @@
 //     [--short-hold=thread|poll|timeout]
 //   --libs may also name lease-manager: procpool's lease manager without a Runtime (debugging).
 //   Without --libs, the hand-off row also runs ref-notify and ref-grant (bench/_fleet_refs.ts).
+//   The hand-off row ends with a pub/sub floor: the same pattern by PUBLISH alone (bench/_fleet_ping.ts).
 //   --short-hold: how the short row's holds of 0–1 ms are made (bench/_short_hold.ts); thread by default.
 import { Redis } from "ioredis";
 import { startRedisServer } from "../tests/_redis_server.ts";
@@ -22,6 +23,7 @@ import {
 } from "./_fleet_figures.ts";
 import { LEASE_MS, LIBRARIES, type Library } from "./_fleet_limiters.ts";
 import { cpuSeconds } from "./_fleet_redis.ts";
+import { pingFloor } from "./_fleet_ping.ts";
 import { type RowSpec, runRow } from "./_fleet_row.ts";
 import { machine, stdoutOf } from "./_machine.ts";
 import { PEERS, targets } from "./_fleet_targets.ts";
@@ -152,12 +154,33 @@ const handoff = await each(
   (run) => loadFigures(run, HANDOFF.limit, processes),
   option("libs") === undefined ? ["ref-notify", "ref-grant"] : [],
 );
+const floor = handoff.length > 0 ? await pingFloorLine() : "";
 print(
   handoff,
   `### Release→start across processes: ${processes} processes of one job at a time, limit ${HANDOFF.limit}, holds of 2–5 ms (${seconds} s each)\n\n${
     handoffTable(handoff, HANDOFF.limit)
-  }\n`,
+  }\n${floor}`,
 );
+
+/** The hand-off pattern by PUBLISH alone, in this run: what pub/sub and a wake-up cost here. */
+async function pingFloorLine(): Promise<string> {
+  console.error("… handoff: pub/sub floor");
+  try {
+    const tokens = HANDOFF.limit;
+    const floor = await pingFloor(redis, server.port, { size: processes, tokens, ms: HANDOFF.ms });
+    return `\nFloor, same run: ${processes} processes passing ${tokens} tokens by \`PUBLISH\` alone ` +
+      `(no script, no acquire; holds of 2–5 ms, bench/_fleet_ping.ts): publish→receipt p50 ` +
+      `${floor.p50.toFixed(2)} ms, p99 ${floor.p99.toFixed(2)} ms (${
+        floor.count.toLocaleString("en-US")
+      } hand-offs).\n`;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    failures.push(
+      `- the pub/sub floor of the hand-off row: could not run: ${message.split("\n")[0]}`,
+    );
+    return "";
+  }
+}
 const short = await each(SHORT, (run) => loadFigures(run, SHORT.limit, processes));
 print(
   short,
