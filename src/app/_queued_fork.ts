@@ -60,12 +60,15 @@ function runGrantedUnmarked(fork: QueuedFork): ProcessHandle<never> {
 /**
  * How many waiters at most enter their marks when queued. Each mark entered
  * is a copy of the context and a WeakMap entry (an ephemeron), about 0.4 KB,
- * that live as long as the fork waits, and every minor GC processes the live
- * entries: with 200 000 forks queued at once (the fork+await row), entering
- * them all cost 20-60 % of the throughput. Behind this many, a fork enters
- * its mark when it starts, as a fork that finds a free slot does.
+ * that live as long as the fork waits. Worse, marks entered early that are
+ * still waiting when a full GC starts make V8 fall back to its linear
+ * ephemeron algorithm: in the fork+await row (200 000 forks queued at once)
+ * the second full GC took 2.2-4.0 s with 128 to 1 024 such marks against
+ * 0.2-0.6 s with 64 or none (`--trace-gc-nvp`: `mark.ephemeron.linear`).
+ * Behind this many, a fork enters its mark when it starts, as a fork that
+ * finds a free slot does.
  */
-const MARKED_WAITERS = 1_024;
+const MARKED_WAITERS = 32;
 
 export class QueuedFork extends SlotWaiter implements Resolver<QueuedFork>, StandInMark {
   resolve!: (fork: QueuedFork) => void;
