@@ -1,10 +1,8 @@
-// A queued fork enters its mark when it is queued, in its forker's context,
-// and its script and the bookkeeping after it run under that mark (see
-// src/app/_queued_fork.ts): the mark must keep every rule a mark entered at
-// the start keeps. Scripts and what they leave behind cannot use AppL; the
-// bookkeeping a quiet stop runs under it (the hand-off of its slot) never
-// makes anything else look like that script; a process still recognises
-// itself.
+// A queued fork's script starts after a hand-off, in its forker's context,
+// marked as LangL code, and the bookkeeping after it runs outside that mark:
+// scripts and what they leave behind cannot use AppL, a fork's timeout armed
+// in a hand-off is not taken for the releasing script's code, and a process
+// still recognises itself.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { assertEquals, assertRejects } from "@std/assert";
 import { Runtime } from "../mod.ts";
@@ -44,9 +42,7 @@ Deno.test("a queued fork's script is a script, before and after an await and aft
   });
 });
 
-Deno.test("forks queued behind a long line enter their marks at the start: the same rules", async () => {
-  // 100 waiters: the first 32 enter their marks when queued, the rest
-  // when they start (MARKED_WAITERS in src/app/_queued_fork.ts).
+Deno.test("a long line of queued forks: the same rules for each", async () => {
   await using runtime = new Runtime({ maxProcesses: 1 });
   await runtime.runApp(async (app) => {
     const first = holder();

@@ -86,13 +86,18 @@ export class BatchWait extends SlotWaiter {
     } catch (error) {
       // Its setup threw (a user clock or logger): the slot goes back one
       // microtask later (a release here would recurse through the line).
-      // Queued outside any mark, so that the release is not taken for a script's.
-      const slots = this.batch.host.core.slots;
-      outsideScripts(() => queueMicrotask(() => slots.release()));
-      this.waitFailed(error);
+      // Outside any mark: the release must not be taken for a script's, and
+      // the batch's failure reaches user code (its source, abort listeners).
+      outsideScripts(() => this.#admissionFailed(error));
       return;
     }
     this.#grant.resolve(this);
+  }
+
+  #admissionFailed(error: unknown): void {
+    const slots = this.batch.host.core.slots;
+    queueMicrotask(() => slots.release());
+    this.waitFailed(error);
   }
 
   waitFailed(reason: unknown): void {

@@ -5,7 +5,7 @@ import { ProcessCancelledError } from "../errors.ts";
 import { requestCancellation } from "../lang/cancellation.ts";
 import { LangInterpreter } from "../lang/interpreter.ts";
 import type { Process } from "../lang/lang.ts";
-import { runAsScript } from "./_guard.ts";
+import { runAdoptedAsScript } from "./_guard.ts";
 import type { Scope } from "./scope.ts";
 import type { ScopeDependent } from "./_fork_host.ts";
 
@@ -22,13 +22,14 @@ export function runInline<T>(scope: Scope, script: Process<T>): Promise<T> {
   };
   scope.addDependent(dependent);
   scope.workStarted();
-  let result: T | Promise<T>;
+  let result: unknown;
   try {
-    result = runAsScript(script, lang);
+    // Adopted under the mark: a thenable's `then` is script code.
+    result = runAdoptedAsScript(script, lang);
   } catch (error) {
     result = Promise.reject(error);
   }
-  return Promise.resolve(result).finally(() => {
+  return (Promise.resolve(result) as Promise<T>).finally(() => {
     scope.removeDependent(dependent);
     scope.workEnded();
   });

@@ -32,6 +32,11 @@ export function runAsScript<A extends unknown[], R>(script: (...args: A) => R, .
   return insideScript.run(SCRIPT, script, ...args);
 }
 
+/** Calls `script(a)` marked as LangL code; returns what it returned, `adopted`. */
+export function runAdoptedAsScript<A, R>(script: (a: A) => R, a: A): unknown {
+  return insideScript.run(SCRIPT, callAdopted, script, a);
+}
+
 /**
  * Calls a process's script, `fn(lang)` or `fn(item, lang)`, marked as LangL
  * code: in its lane if it has one. (The path an instrument's probe takes.)
@@ -46,7 +51,9 @@ export function callScript(
   const lane = record.batch?.lane;
   if (lane !== undefined) return lane.script(fn, item, record.lang);
   // Marked by its record, so that it can be recognised (isRunningScript).
-  return withItem ? runMarked(record, fn, item, record.lang) : runMarked(record, fn, record.lang);
+  return withItem
+    ? runMarked(record, callAdopted2, fn, item, record.lang)
+    : runMarked(record, callAdopted, fn, record.lang);
 }
 
 /** Calls `script(...args)` as LangL code under `mark` (see {@linkcode isRunningScript}). */
@@ -58,24 +65,52 @@ export function runMarked<A extends unknown[], R>(
   return insideScript.run(mark, script, ...args);
 }
 
-/**
- * A mark entered before its process's record exists (a queued fork's, see
- * _queued_fork.ts): it stands for the record it was granted.
- */
-export interface StandInMark extends Mark {
-  readonly standsFor: unknown;
-}
-
 /** Whether the caller is the script run under `mark` (or one of its continuations). */
 export function isRunningScript(mark: Mark): boolean {
-  const store = insideScript.getStore();
-  return store === mark || (store as Partial<StandInMark> | undefined)?.standsFor === mark;
+  return insideScript.getStore() === mark;
 }
 
-/** Whether the caller runs under a queued fork's mark (a quiet stop's bookkeeping, or its script). */
-export function isInsideStandIn(): boolean {
-  const mark = insideScript.getStore();
-  return mark !== undefined && "standsFor" in mark;
+/** Whether the caller runs under any mark (a script, or procpool's code in a lane). */
+export function isInsideMark(): boolean {
+  return insideScript.getStore() !== undefined;
+}
+
+/**
+ * What a script returned, as something procpool can wait on without running
+ * script code: called under the script's mark, so that a thenable's `then`
+ * (script code) runs as the script, in a job queued here.
+ */
+export function adopted(result: unknown): unknown {
+  return (typeof result === "object" && result !== null) || typeof result === "function"
+    ? Promise.resolve(result)
+    : result;
+}
+
+const promiseThen = Promise.prototype.then;
+
+/**
+ * Registers `onReturned` and `onThrew` on an `adopted` result with the
+ * built-in `then`: a promise the script returned may have a `then` of its
+ * own, which must not run outside its mark.
+ */
+export function whenSettled(
+  result: unknown,
+  onReturned: (value: unknown) => void,
+  onThrew: (error: unknown) => void,
+): void {
+  promiseThen.call(
+    result instanceof Promise ? result : Promise.resolve(result),
+    onReturned,
+    onThrew,
+  );
+}
+
+function callAdopted<A, R>(script: (a: A) => R, a: A): unknown {
+  return adopted(script(a));
+}
+
+function callAdopted2<A, B, R>(script: (a: A, b: B) => R, a: A, b: B): unknown {
+  return adopted(script(a, b));
 }
 
 /** Whether the caller is any LangL script. */

@@ -9,7 +9,7 @@ import type { StopWaiter } from "./_process_owner.ts";
 import type { ProcessRecord } from "./process.ts";
 import { sleepOn } from "../runtime/clock.ts";
 import { joinAbort } from "./_abort_fanout.ts";
-import { isInsideStandIn, outsideScripts } from "./_guard.ts";
+import { isInsideMark, outsideScripts } from "./_guard.ts";
 
 export class ProcessExtras {
   /** `ForkOptions.name`: most processes have none. */
@@ -30,9 +30,9 @@ const noop = () => {};
 
 /** Arms the fork's `timeoutMs` on the runtime's clock. */
 export function armTimeout(record: ProcessRecord, timeoutMs: number): void {
-  // A quiet stop hands its slot over under its process's mark (see
-  // _queued_fork.ts): the next process's timer must not inherit that mark.
-  if (isInsideStandIn()) return outsideScripts(() => armTimeout(record, timeoutMs));
+  // A lane item's quiet stop hands its slot over in the lane, under its
+  // mark (see _lane_script.ts): the next process's timer must not inherit it.
+  if (isInsideMark()) return outsideScripts(() => armTimeout(record, timeoutMs));
   const timer = new AbortController();
   sleepOn(record.core.clock, timeoutMs, timer.signal, "fork timeoutMs").then(
     () => record.timedOut(timeoutMs),

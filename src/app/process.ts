@@ -11,7 +11,7 @@ import { announceStop } from "./_process_stop.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { ProcessStatus } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
-import { callScript, type Mark, runMarked } from "./_guard.ts";
+import { callScript, type Mark, whenSettled } from "./_guard.ts";
 import type { ProcessProbe, ScriptCall } from "../runtime/_hooks.ts";
 import type { ProcessBatch, ProcessOwner, StopWaiter } from "./_process_owner.ts";
 import { warnCleanupError } from "./_process_cleanup.ts";
@@ -42,7 +42,10 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
   /** @internal */ _next: QueueNode | undefined = undefined;
   // Dropped when the process stops (see #retire).
   #lang: LangInterpreter | undefined;
-  /** The value once succeeded, the error once failed or cancelled. */
+  /**
+   * The value once succeeded, the error once failed or cancelled; before its
+   * script runs, a handed-over process's script (see `pendingScript`).
+   */
   #outcome: unknown = undefined;
   #flags = 0;
   // Usually zero or one waiter: one inline, the rest in the extras.
@@ -92,6 +95,11 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
     this.#flags = observed ? this.#flags | OBSERVED : this.#flags & ~OBSERVED;
   }
 
+  /** A handed-over process's script, until it runs in its forker's context. */
+  set pendingScript(script: ScriptFunction) {
+    this.#outcome = script;
+  }
+
   /** The forkAll run this process is an item of (see ItemRecord). */
   get batch(): ProcessBatch | undefined {
     return undefined;
@@ -118,8 +126,7 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
 
   /**
    * Counts the process as started: it holds a slot from here on. The script
-   * runs in `invoke`, or for a queued fork in its own context (see
-   * _queued_fork.ts).
+   * runs in `invoke`, which a hand-off defers to the forker's own context.
    */
   begin(options: CheckedForkOptions): void {
     const core = this.owner.core;
@@ -157,16 +164,17 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
       if (probe !== undefined) {
         result = probe.enter(callScript as ScriptCall, this, fn, item, withItem);
       } else {
-        result = withItem ? runMarked(this, fn, item, this.lang) : runMarked(this, fn, this.lang);
+        result = callScript(this, fn, item, withItem);
       }
     } catch (error) {
       // Settle asynchronously even for a synchronous throw: a hand-off chain of
       // such processes must not grow the stack.
       result = Promise.reject(error);
     }
-    // Registered outside the script's mark, so the bookkeeping is not LangL code.
-    // Bound methods: smaller than two closures over `this`.
-    Promise.resolve(result).then(this.#returned.bind(this), this.#threw.bind(this));
+    // Registered outside the script's mark, so the bookkeeping is not LangL
+    // code; the result was adopted under it (see `adopted`). Bound methods:
+    // smaller than two closures over `this`.
+    whenSettled(result, this.#returned.bind(this), this.#threw.bind(this));
   }
 
   #returned(value: unknown): void {
@@ -175,6 +183,12 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
 
   #threw(error: unknown): void {
     this.stop(false, error);
+  }
+
+  invokePending(): void {
+    const script = this.#outcome as ScriptFunction;
+    this.#outcome = undefined;
+    this.invoke(script);
   }
 
   cancel(reason?: unknown): void {
@@ -242,15 +256,6 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
   timedOut(timeoutMs: number): void {
     if (this.status !== "running") return;
     this.#requestCancel(new ProcessTimeoutError(this.id, timeoutMs, this.name));
-  }
-
-  /**
-   * Whether its stop, if a success, calls no user code and schedules
-   * nothing (see RuntimeCore.quietStops): no extras (timer, signal, lease,
-   * probe, name, more waiters) and no debug logging.
-   */
-  get quietStop(): boolean {
-    return this.#extras === undefined && (this.#flags & DEBUG) === 0 && this.owner.core.quietStops;
   }
 
   /** Whether the process logs its start and stop at debug level (asked once, at its start). */

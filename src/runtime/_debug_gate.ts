@@ -34,11 +34,6 @@ export class DebugGate {
     this.#cacheable = LOGTAPE_CHECKS.has(logger.isEnabledFor);
   }
 
-  /** Whether asking runs LogTape's own code only (no user code, nothing scheduled). */
-  get onlyLogTape(): boolean {
-    return this.#cacheable;
-  }
-
   /** `logger.isEnabledFor("debug")`, answered from the last call when it cannot have changed. */
   enabled(): boolean {
     if (!this.#cacheable) return this.#logger.isEnabledFor("debug");

@@ -39,14 +39,6 @@ export class RuntimeCore {
   #inlineRandom: RandomStream | undefined;
   /** Whether the logger takes debug records (`debug.enabled()`), asked once per process. */
   readonly debug: DebugGate;
-  /**
-   * Whether a plain process's successful stop (no options, no debug
-   * logging) calls no user code and schedules nothing: a local pool without
-   * a start rate, no instruments, a LogTape logger. Then its bookkeeping,
-   * including the hand-off of its slot, may run in the process's own
-   * context under an internal mark (see _queued_fork.ts).
-   */
-  readonly quietStops: boolean;
   /** Warm workers kept per isolation kind (`RuntimeOptions.workers`). */
   workerLimit: number = navigator.hardwareConcurrency;
 
@@ -84,8 +76,6 @@ export class RuntimeCore {
       });
     }
     this.slots = hooks === undefined ? slots : new ObservedSlotPool(slots, hooks, clock);
-    this.quietStops = hooks === undefined && backend === undefined && rate === undefined &&
-      this.debug.onlyLogTape;
   }
 
   nextProcessId(): number {

@@ -1,0 +1,195 @@
+// What runs when a script ends is procpool's bookkeeping, never the script's
+// code, and what the script hands back is the script's code, never
+// procpool's: the nested-fork guard at the end of a process (API.md rule
+// 6). One step per way found to cross that line.
+import { AsyncLocalStorage } from "node:async_hooks";
+import { trace, type TracerProvider } from "@opentelemetry/api";
+import { assertEquals, assertRejects } from "@std/assert";
+import { type Clock, Runtime } from "../mod.ts";
+import { appLFrom } from "./_applfrom.ts";
+
+const request = new AsyncLocalStorage<string>();
+const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+
+Deno.test("a queued script's enterWith does not reach the bookkeeping after its end", async () => {
+  await using runtime = new Runtime({ maxProcesses: 1 });
+  const seen: (string | undefined)[] = [];
+  await request.run("forker", () =>
+    runtime.runApp(async (app) => {
+      await app.scope(async (inner) => {
+        const gate = Promise.withResolvers<void>();
+        const held = await inner.forkProcess(() => gate.promise);
+        const failing = inner.forkProcess(() => {
+          request.enterWith("script");
+          throw new Error("boom");
+        });
+        gate.resolve();
+        await inner.awaitResult(held);
+        await failing;
+        await tick();
+      }, { onFailure: () => void seen.push(`onFailure:${request.getStore()}`) });
+    }));
+  assertEquals(seen, ["onFailure:forker"]);
+});
+
+Deno.test("with a clock of the user's, a hand-off's failure runs user code outside any mark", async () => {
+  // forkAll's timeoutMs sleep throws on this clock: its admission fails in
+  // the hand-off, and the batch's failure closes the user's generator.
+  const clock: Clock = {
+    now: () => Date.now(),
+    sleep(ms: number, signal?: AbortSignal) {
+      if (ms === 777) throw new Error("clock refuses 777");
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, ms);
+        signal?.addEventListener("abort", () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        }, { once: true });
+      });
+    },
+  };
+  await using runtime = new Runtime({ maxProcesses: 1, clock });
+  const seen: string[] = [];
+  await runtime.runApp(async (app) => {
+    const gate = Promise.withResolvers<void>();
+    const gateA = Promise.withResolvers<void>();
+    const held = await app.forkProcess(() => gate.promise);
+    const a = app.forkProcess(async () => {
+      await gateA.promise;
+      return 1;
+    });
+    async function* source() {
+      try {
+        yield 1;
+        yield 2;
+      } finally {
+        seen.push(`sync:${appLFrom(app)}`);
+        await null;
+        seen.push(`after await:${appLFrom(app)}`);
+      }
+    }
+    const all = app.forkAll(source(), (x) => x, { timeoutMs: 777 }).catch((e) => e.message);
+    await tick();
+    gate.resolve();
+    await app.awaitResult(held);
+    await tick();
+    gateA.resolve();
+    await app.awaitResult(await a);
+    assertEquals(await all, "clock refuses 777");
+    await tick();
+  });
+  assertEquals(seen, ["sync:allowed", "after await:allowed"]);
+});
+
+Deno.test("an instrument's span for a queued fork starts outside any mark", async () => {
+  let onStart: () => void = () => {};
+  const span = {
+    setAttribute: () => span,
+    setAttributes: () => span,
+    addEvent: () => span,
+    setStatus: () => span,
+    updateName: () => span,
+    end() {},
+    recordException() {},
+    isRecording: () => true,
+    spanContext: () => ({ traceId: "0", spanId: "0", traceFlags: 0 }),
+  };
+  const provider = {
+    getTracer: () => ({
+      startSpan: () => {
+        onStart();
+        return span;
+      },
+      startActiveSpan: () => {
+        throw new Error("unused");
+      },
+    }),
+  } as unknown as TracerProvider;
+  trace.setGlobalTracerProvider(provider);
+  try {
+    await using runtime = new Runtime({ maxProcesses: 1 });
+    const seen: string[] = [];
+    await runtime.runApp(async (app) => {
+      const gate = Promise.withResolvers<void>();
+      const held = await app.forkProcess(() => gate.promise);
+      const queued = app.forkProcess(() => 1);
+      onStart = () => {
+        seen.push(`sync:${appLFrom(app)}`);
+        queueMicrotask(() => seen.push(`later:${appLFrom(app)}`));
+      };
+      gate.resolve();
+      await app.awaitResult(held);
+      await app.awaitResult(await queued);
+      onStart = () => {};
+    });
+    assertEquals(seen, ["sync:allowed", "later:allowed"]);
+  } finally {
+    trace.disable();
+  }
+});
+
+Deno.test("what a script returns is still the script's code", async (t) => {
+  await t.step("a thenable's then, and a promise's own then", async () => {
+    await using runtime = new Runtime({ maxProcesses: 4 });
+    const seen: string[] = [];
+    await runtime.runApp(async (app) => {
+      app.tryForkProcess(() => {
+        // deno-lint-ignore no-explicit-any
+        const promise: any = Promise.resolve(1);
+        promise.then = function (onFulfilled: unknown, onRejected: unknown) {
+          seen.push(`then:${appLFrom(app)}`);
+          // deno-lint-ignore no-explicit-any
+          return Promise.prototype.then.call(this, onFulfilled as any, onRejected as any);
+        };
+        return promise;
+      });
+      app.tryForkProcess(
+        (() => ({
+          then(resolve: (value: number) => void) {
+            seen.push(`thenable:${appLFrom(app)}`);
+            resolve(2);
+          },
+        })) as unknown as () => Promise<number>,
+      );
+      await tick();
+    });
+    assertEquals(seen.filter((entry) => entry.endsWith("allowed")), []);
+    assertEquals(seen.includes("thenable:refused"), true);
+  });
+  await t.step("an evalLang script's thenable", async () => {
+    await using runtime = new Runtime({ maxProcesses: 2 });
+    const seen: string[] = [];
+    await runtime.runApp(async (app) => {
+      await app.evalLang(
+        (() => ({
+          then(resolve: (value: number) => void) {
+            seen.push(appLFrom(app));
+            resolve(1);
+          },
+        })) as unknown as () => Promise<number>,
+      );
+    });
+    assertEquals(seen, ["refused"]);
+  });
+});
+
+Deno.test("a lane item's quiet stop does not pass the lane's mark to the next fork's timer", async () => {
+  await using runtime = new Runtime({ maxProcesses: 1 });
+  let fromListener: string | undefined;
+  await runtime.runApp(async (app) => {
+    const gate = Promise.withResolvers<void>();
+    const all = app.forkAll([1], async () => {
+      await gate.promise;
+      return 1;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    const third = app.forkProcess(async (lang) => {
+      lang.signal.addEventListener("abort", () => fromListener = appLFrom(app));
+      await lang.delay(60_000);
+    }, { timeoutMs: 20 });
+    gate.resolve();
+    await all;
+    await assertRejects(async () => app.awaitResult(await third));
+  });
+  assertEquals(fromListener, "allowed");
+});
