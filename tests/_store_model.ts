@@ -71,7 +71,6 @@ export class StoreModel {
     this.#reclaim();
     const mine = this.held(holder);
     const othersWaiting = this.#othersWaiting(holder);
-    const partsBefore = this.#takingPart();
     let grant = Math.min(n, this.limit - this.leases.size);
     if (othersWaiting > 0) {
       grant = Math.min(grant, Math.ceil(this.limit / this.#participants(holder)) - mine);
@@ -79,7 +78,7 @@ export class StoreModel {
     grant = Math.max(0, grant);
     this.#pending = grant > 0 ? [holder] : [];
     const handed = this.#takeHanded(holder);
-    this.#setWant(holder, n - grant, tag, partsBefore);
+    this.#setWant(holder, n - grant, tag);
     const share = this.#share(holder);
     this.#tidy();
     return { othersWaiting, share, handed, grant };
@@ -138,7 +137,7 @@ export class StoreModel {
 
   wait(holder: string, n: number, tag: number): ViewExpect {
     this.#reclaim();
-    this.#setWant(holder, n, tag, this.#takingPart());
+    this.#setWant(holder, n, tag);
     const othersWaiting = this.#othersWaiting(holder);
     const share = this.#share(holder);
     const handed = this.#takeHanded(holder);
@@ -207,19 +206,15 @@ export class StoreModel {
     return this.leaseMsOf(holder) * 1_000_000 + ++this.#clock;
   }
 
-  // A holder that starts waiting tells those holding leases (and the share it
-  // makes), unless one knows it all already: another holder waited before (so
-  // it heard that others wait) and the share is what it was at the call's start.
-  #setWant(holder: string, n: number, tag: number, partsBefore: number): void {
+  // A holder that starts waiting tells those holding leases (and the share it makes).
+  #setWant(holder: string, n: number, tag: number): void {
     const was = this.waits.has(holder);
     if (n > 0) this.waits.set(holder, { want: n, tag, since: this.#expiry(holder), lapsed: false });
     else this.waits.delete(holder);
     if (n <= 0 || was) return;
     const share = this.#share(holder);
-    const same = share === Math.floor(this.limit / Math.max(1, partsBefore));
-    const before = same ? this.#othersWaiting(holder) : 0;
     for (const to of this.#holders()) {
-      if (to === holder || before - (this.waits.has(to) ? 1 : 0) > 0) continue;
+      if (to === holder) continue;
       this.outbox.push({ kind: "wanted", to, holder, share });
     }
   }

@@ -1,7 +1,7 @@
 // Reads one key's lease store straight from Redis, in one MULTI (a consistent
 // snapshot), and checks it against the model (_store_model.ts): the bound, the
 // held counts, the leases and their deadlines, the wait records, the record of
-// hand-overs, the fence counter and the keys' expiry.
+// hand-overs, the fence counter, the keys' expiry and meta's 'due'.
 import { assert, assertEquals } from "@std/assert";
 import type { Redis } from "ioredis";
 import { redisKeys } from "../src/runtime/shared/redis_store.ts";
@@ -25,6 +25,8 @@ export interface StoreState {
   readonly metaLimit: string | null;
   /** The number of the last view the key reported (ShareView.seq), kept in meta. */
   readonly metaSeq: string | null;
+  /** meta's 'due': a time the script keeps no later than any deadline in leases or waiters. */
+  readonly metaDue: string | null;
   readonly fence: string | null;
   /** PEXPIRETIME of each key: -2 absent, -1 no expiry. */
   readonly expireAt: Record<Name, number>;
@@ -45,7 +47,7 @@ export async function readState(redis: Redis, key: string): Promise<StoreState> 
   const tx = redis.multi().time()
     .zrange(k.leases, "0", "-1", "WITHSCORES").hgetall(k.held).hgetall(k.want)
     .zrange(k.waiters, "0", "-1", "WITHSCORES").hgetall(k.tag).hgetall(k.handed)
-    .hmget(k.meta, "limit", "seq").get(k.fence);
+    .hmget(k.meta, "limit", "seq", "due").get(k.fence);
   for (const name of NAMES) tx.call("PEXPIRETIME", k[name]);
   const replies = await tx.exec();
   if (!replies) throw new Error("MULTI aborted");
@@ -54,7 +56,7 @@ export async function readState(redis: Redis, key: string): Promise<StoreState> 
     return value;
   });
   const [time, leases, held, want, waiters, tag, handed, meta, fence] = out;
-  const [metaLimit, metaSeq] = meta as (string | null)[];
+  const [metaLimit, metaSeq, metaDue] = meta as (string | null)[];
   const [s, us] = time as string[];
   const pairs = (flat: string[]) =>
     Array.from(
@@ -76,6 +78,7 @@ export async function readState(redis: Redis, key: string): Promise<StoreState> 
     handed: handed as Record<string, string>,
     metaLimit,
     metaSeq,
+    metaDue,
     fence: fence as string | null,
     expireAt: Object.fromEntries(NAMES.map((name, i) => [name, out[9 + i] as number])) as Record<
       Name,
@@ -134,6 +137,19 @@ export function checkState(model: StoreModel, state: StoreState, what: string): 
     assertEquals(state.expireAt.fence, -1, at("the fence counter expires"));
   }
   checkExpiry(model, state, at);
+  checkDue(state, at);
+}
+
+// The script looks for lapsed leases and wait records only once meta's 'due'
+// has come: a due after a deadline in them would leave it unreclaimed late.
+function checkDue(state: StoreState, at: (check: string) => string): void {
+  if (state.metaDue === null) return;
+  const due = Number(state.metaDue);
+  const first = Math.min(
+    ...[...state.leases.values()].map((l) => l.deadline),
+    ...state.waiters.values(),
+  );
+  assert(due <= first, at(`meta's due ${due} after the first deadline, ${first}`));
 }
 
 // Nothing stays behind: with nothing live every key but the counter is gone;

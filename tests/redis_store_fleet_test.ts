@@ -157,31 +157,34 @@ Deno.test("redis lease store: the fleet", async (t) => {
     }
   });
 
-  await t.step("a holder is not told of a wait it already knows of", async () => {
-    const store = fx.store({ limit: 3 });
-    const heard: Record<string, string[]> = { A: [], D: [] };
-    const subscriptions = ["A", "D"].map((holder) =>
-      store.subscribe((notice) => {
-        heard[holder].push(
+  await t.step(
+    "every holder is told of each new waiter, even with another waiting and the share unchanged",
+    async () => {
+      // A skipped notice (the call's share equal to the one before it, another
+      // holder already waiting) left h with a share a grant had since lowered,
+      // told to nobody: h kept 2 of 6 among 5 holders until its next renewal.
+      const store = fx.store({ limit: 6 });
+      const heard: string[] = [];
+      const subscription = store.subscribe((notice) => {
+        heard.push(
           notice.kind === "wanted" ? `wanted ${notice.holder} ${notice.share}` : notice.kind,
         );
-      }, holder)
-    );
-    try {
-      await Promise.all(subscriptions.map((s) => s.ready));
-      assertEquals((await store.acquire("A", 2)).granted.length, 2);
-      assertEquals((await store.acquire("D", 1)).granted.length, 1);
-      await store.acquire("A", 1); // "wanted A 1" (3 / 2) to D
-      // B's wait leaves the share at 1 (3 / 3). D heard that A waits, so it
-      // is not told again; A knows of no other waiter, so it is.
-      await store.acquire("B", 1);
-      await fx.redis.publish(redisKeys(store.key).channel, "sentinel");
-      const heardLast = (holder: string) => heard[holder].at(-1) === "released";
-      await until(() => heardLast("A") && heardLast("D"), 5_000, "the sentinel");
-      assertEquals(heard.A, ["wanted B 1", "released"]);
-      assertEquals(heard.D, ["wanted A 1", "released"]);
-    } finally {
-      for (const s of subscriptions) await s.close();
-    }
-  });
+      }, "h");
+      try {
+        await subscription.ready;
+        assertEquals((await store.acquire("h", 2)).granted.length, 2);
+        const j = (await store.acquire("J", 2)).granted;
+        assertEquals((await store.acquire("W", 3)).granted.length, 2); // waits: share 6 / 3
+        // W is at its cap (ceil(6 / 3)): J's lease is not handed over, but freed.
+        assertEquals((await store.release("J", [j[0]])).handedOver, 0);
+        assertEquals((await store.acquire("G", 1)).granted.length, 1); // share now 6 / 4, untold
+        assertEquals((await store.acquire("X", 1)).granted, []); // waits: share 6 / 5
+        await fx.redis.publish(redisKeys(store.key).channel, "sentinel");
+        await until(() => heard.at(-1) === "released" && heard.length > 2, 5_000, "the sentinel");
+        assertEquals(heard, ["wanted W 2", "released", "wanted X 1", "released"]);
+      } finally {
+        await subscription.close();
+      }
+    },
+  );
 });

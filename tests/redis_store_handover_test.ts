@@ -131,4 +131,24 @@ Deno.test("redis lease store: hand-over inside release", async (t) => {
       assertEquals((await short.acquire("C", 1)).granted.length, 1);
     },
   );
+
+  await t.step(
+    "a lapsed lease an older script wrote (due not lowered) is reclaimed by the next call",
+    async () => {
+      // An older procpool's script writes a lease as below (ZADD, HINCRBY of
+      // held) and never lowers meta's 'due'; here its deadline has passed.
+      const key = `older-${crypto.randomUUID()}`;
+      const store = fx.store({ key, limit: 2, leaseMs: 10_000 });
+      assertEquals((await store.acquire("N", 1)).granted.length, 1); // due: 10 s ahead
+      const [leases, held] = redisKeys(key).keys;
+      await fx.redis.zadd(leases, (await redisNowMs(fx.redis)) - 1, "1:O");
+      await fx.redis.hincrby(held, "O", 1);
+      const first = await store.acquire("B", 1);
+      assertEquals(first.granted, []); // it saw O's lease still there
+      // Not negative: a waiter reads that as "no lease" and does not wake for it.
+      assertEquals(first.earliestMs, 0);
+      assertEquals((await store.acquire("B", 1)).granted.length, 1);
+      assertEquals(await fx.redis.zscore(leases, "1:O"), null);
+    },
+  );
 });

@@ -7,10 +7,11 @@
 // counts match them and sum to their number, each holder's leases are the
 // model's, fences strictly increase, lapsed leases and wait records are
 // reclaimed by the next call, the wait records are the model's, and every
-// key expires, never before a deadline in it (_store_probe.ts). Every reply's
-// view number (seq) is above the last, and at the end of each run every
-// holder has heard exactly the notices the model says, in order
-// (_store_notices.ts).
+// key expires, never before a deadline in it, while meta's 'due' (before
+// which the script looks for nothing lapsed) is never after one
+// (_store_probe.ts). Every reply's view number (seq) is above the last, and
+// at the end of each run every holder has heard exactly the notices the model
+// says, in order (_store_notices.ts).
 //
 // Expiry: mostly by moving deadlines into the past in Redis (what time would
 // do, at once and deterministically); a few times in all for real, through a
@@ -149,11 +150,11 @@ async function lapse(
   }
   // What time would do, at once: the deadlines move into the past, and with
   // them the script's note of the earliest one (meta's 'due', a time no later
-  // than any deadline: gone, the next call looks for lapsed ones itself).
+  // than any deadline: passed too, so the next call looks for lapsed ones).
   const k = keyNames(r.key);
   for (const fence of fences) await r.redis.zadd(k.leases, "XX", 0, `${fence}:${h}`);
   if (waitToo && m.waits.has(h)) await r.redis.zadd(k.waiters, "XX", 0, h);
-  await r.redis.hdel(k.meta, "due");
+  if (await r.redis.hexists(k.meta, "due")) await r.redis.hset(k.meta, "due", "0");
   m.lapse(h, fences, waitToo);
   await step.check(m, r, r.trace.add(`lapse(${h}, [${fences}], wait ${waitToo})`));
 }

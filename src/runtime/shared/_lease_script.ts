@@ -36,19 +36,24 @@
 // (pub/sub is at-most-once) learns of them here and gives them back.
 // Notices: 'r' on the channel when leases were released (and not handed
 // over) while others wait; on a holder's own channel, '<channel>:<holder>',
-// 'w:<seq>:<share>:<holder>' when another holder starts waiting (to those
-// holding leases that may not know yet: see set_want), and
+// 'w:<seq>:<share>:<holder>' when another holder starts waiting (to each
+// other holder holding leases), and
 // 'g:<fence,...>:<tag>:<seq>:<others>:<share>:<holder>' when a release handed
 // it leases (others and share: the fleet just after the hand-over).
 import { LEASE_HAND_OVER } from "./_lease_script_hand_over.ts";
 import { LEASE_HEAD, LEASE_HELPERS } from "./_lease_script_prelude.ts";
 
+interface Branch {
+  readonly op: string;
+  readonly lua: string;
+}
+
 /** An operation's branch: the helpers it names (and only those), then its body. */
-function branch(op: string, helpers: readonly string[], body: string): string {
+function branch(op: string, helpers: readonly string[], body: string): Branch {
   const defined = [...LEASE_HELPERS].filter(([name]) => helpers.includes(name));
   const code = defined.map(([, lua]) => lua);
   if (helpers.includes("hand_over")) code.push(LEASE_HAND_OVER);
-  return `\nif op == '${op}' then\n${code.join("\n")}\n${body}\nend\n`;
+  return { op, lua: `\nif op == '${op}' then\n${code.join("\n")}\n${body}\nend\n` };
 }
 
 /** What every operation reads and tidies with. */
@@ -72,7 +77,6 @@ const ACQUIRE = branch(
   if stored then tidy() return {1, stored} end
   local mine = holdings()[holder] or 0
   local others = others_waiting()
-  local parts_before = taking_part()
   local was_live = redis.call('ZCARD', leases)
   local grant = math.min(n, limit - was_live)
   if others > 0 then
@@ -99,7 +103,7 @@ const ACQUIRE = branch(
     add_held(holder, grant)
     if was_live == 0 then fresh[leases] = true end
   end
-  set_want(n - grant, ARGV[8], parts_before)
+  set_want(n - grant, ARGV[8])
   out[3] = earliest()
   out[4] = share()
   tidy()
@@ -178,12 +182,22 @@ const WAIT = branch(
     local stored = limit_mismatch()
     if stored then tidy() return {1, stored} end
   end
-  set_want(n, ARGV[7], taking_part())
+  set_want(n, ARGV[7])
   local out = {0, others_waiting(), earliest(), share(), seq}
   take_handed(out)
   tidy()
   return out`,
 );
 
+const BRANCHES = [ACQUIRE, RENEW, RELEASE, WAIT];
+
+// Before anything is read or written: an unknown op leaves the keys as they were.
+const KNOWN_OP = `
+if ${BRANCHES.map(({ op }) => `ARGV[1] ~= '${op}'`).join(" and ")} then
+  return redis.error_reply('procpool lease script: unknown op ' .. tostring(ARGV[1]))
+end
+`;
+
 /** The whole script, as Redis loads it (one SHA for all operations). */
-export const LEASE_SCRIPT: string = LEASE_HEAD + ACQUIRE + RENEW + RELEASE + WAIT;
+export const LEASE_SCRIPT: string = KNOWN_OP + LEASE_HEAD +
+  BRANCHES.map(({ lua }) => lua).join("");

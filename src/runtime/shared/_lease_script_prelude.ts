@@ -14,10 +14,6 @@ if redis.replicate_commands then redis.replicate_commands() end
 local leases, held, want, waiters, meta, fencekey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local tagkey, handedkey = KEYS[7], KEYS[8]
 local op, channel, holder = ARGV[1], ARGV[2], ARGV[3]
--- Before anything is read or written: an unknown op leaves the keys as they were.
-if op ~= 'acquire' and op ~= 'renew' and op ~= 'release' and op ~= 'wait' then
-  return redis.error_reply('procpool lease script: unknown op ' .. tostring(op))
-end
 local limit, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
@@ -208,20 +204,16 @@ end`,
   // none have nothing to give back: the reply that grants them leases, or the
   // 'g' notice that hands them some, says who waits then. (On the key's
   // channel, it woke every runtime, the one waiting among them, for each wait.)
-  // Nor is a holder told when it already knows all the notice would say: a
-  // holder other than it and the caller already waits (so the holder heard
-  // that others wait: from that one's notice, or from the reply or notice
-  // that gave it its leases while that one waited), and the share is what it
-  // was when this call began (parts_before: the holders taking part then;
-  // every view a holder is given is limit over those, rounded down). Each notice woke a runtime busy with its own processes, and in a
-  // fleet of single-job runtimes every wait came with one per holder.
+  // Every such holder is told, even one that heard of another waiter before:
+  // the share it last heard may be out of date (a grant since may have added a
+  // holder, told to nobody), and the notice repairs a lost one or a stale view.
   // The tag is the caller's own note of when it sent this call: a lease handed
   // over later names it, and the caller counts that lease's local deadline from
   // it (S2: the hand-over happened after this call reached Redis).
   [
     "set_want",
     `
-local function set_want(n, tag, parts_before)
+local function set_want(n, tag)
   local was = waiting()[holder]
   if n > 0 then
     put_want(holder, n)
@@ -229,16 +221,9 @@ local function set_want(n, tag, parts_before)
     redis.call('ZADD', waiters, now + ttl, holder)
     wrote(now + ttl)
     if not was then
-      local now_share = share()
-      local notice = 'w:' .. fmt(seq) .. ':' .. now_share .. ':' .. holder
-      local waiting_before = 0
-      if now_share == math.floor(limit / math.max(1, parts_before)) then
-        for x in pairs(wants) do if x ~= holder then waiting_before = waiting_before + 1 end end
-      end
+      local notice = 'w:' .. fmt(seq) .. ':' .. share() .. ':' .. holder
       for h, c in pairs(holdings()) do
-        if h ~= holder and c > 0 and waiting_before - (wants[h] and 1 or 0) <= 0 then
-          redis.call('PUBLISH', channel .. ':' .. h, notice)
-        end
+        if h ~= holder and c > 0 then redis.call('PUBLISH', channel .. ':' .. h, notice) end
       end
     end
   elseif was then
@@ -270,7 +255,16 @@ end`,
 local function earliest()
   local first = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
   if #first == 0 then return -1 end
-  return math.ceil(tonumber(first[2]) - now)
+  local d = tonumber(first[2])
+  -- Past already, yet not reclaimed: an older script (a runtime of an older
+  -- version on this key) wrote it without lowering due. Dropping due makes
+  -- the next call reclaim it; 0 (not a negative, read as "no lease") makes a
+  -- waiter ask again soon.
+  if d <= now then
+    due, due_moved = nil, true
+    return 0
+  end
+  return math.ceil(d - now)
 end`,
   ],
   // Leaves nothing behind: keys go when nothing is live, and otherwise expire
