@@ -157,17 +157,18 @@ export class ScriptLane {
   }
 
   /**
-   * Calls `script(a, b)` as LangL code. The caller is a promise job of the
+   * Calls `script(a, b)` as LangL code; returns what it returned, `adopted`
+   * while still marked as the script. The caller is a promise job of the
    * script's own, registered in the lane's context: a script that changes
    * the context (`AsyncLocalStorage.prototype.enterWith`) changes it only
    * until that job ends, never for the lane's other scripts.
    */
-  script<A, B, R>(script: (a: A, b: B) => R, a: A, b: B): R {
+  script<A, B>(script: (a: A, b: B) => unknown, a: A, b: B): unknown {
     const mark = this.#mark;
     const before = mark.internal;
     mark.internal = false;
     try {
-      return script(a, b);
+      return adopted(script(a, b));
     } finally {
       mark.internal = before;
     }

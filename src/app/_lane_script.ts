@@ -6,7 +6,7 @@
 // own and starts no script itself (forkAll resumes through a reaction it
 // registered clean).
 import type { ScriptCall } from "../runtime/_hooks.ts";
-import { callScript, outsideScripts } from "./_guard.ts";
+import { callScript, outsideScripts, whenSettled } from "./_guard.ts";
 import type { ItemRecord } from "./_records.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -26,8 +26,10 @@ export function invokeInLane(record: ItemRecord, fn: ItemScript, item: unknown):
   } catch (error) {
     result = Promise.reject(error);
   }
-  // Bound functions: smaller than two closures over the record.
-  Promise.resolve(result).then(returnedInLane.bind(record), threwInLane.bind(record));
+  // Bound functions: smaller than two closures over the record. The built-in
+  // then: a promise the script returned may have a `then` of its own, which
+  // would run here as procpool's code in the lane.
+  whenSettled(result, returnedInLane.bind(record), threwInLane.bind(record));
 }
 
 function returnedInLane(this: ItemRecord, value: unknown): void {
