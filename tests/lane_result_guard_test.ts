@@ -1,7 +1,9 @@
-// What a forkAll item's script returns is still the script's code (API.md
-// rule 6), in the batch's lane as for a single fork
-// (script_end_guard_test.ts): a promise's own `then`, or a thenable's, runs
-// marked as the script, never as procpool's own code in the lane.
+// The line between a forkAll item's script and procpool's bookkeeping
+// (API.md rule 6), in the batch's lane as for a single fork
+// (script_end_guard_test.ts): what the script returns is still the script's
+// code (a promise's own `then`, or a thenable's, runs marked as the script),
+// and what it did to the async context stops at its end.
+import { AsyncLocalStorage } from "node:async_hooks";
 import { assertEquals } from "@std/assert";
 import { Runtime } from "../mod.ts";
 import { appLFrom } from "./_applfrom.ts";
@@ -35,4 +37,24 @@ Deno.test("a forkAll item's returned promise or thenable is the script's code", 
       assertEquals(seen.filter((from) => from === "allowed"), []);
     });
   }
+});
+
+Deno.test("a forkAll item's enterWith does not reach the bookkeeping of its failure", async () => {
+  const request = new AsyncLocalStorage<string>();
+  await using runtime = new Runtime({ maxProcesses: 2 });
+  const seen: (string | undefined)[] = [];
+  await request.run("forker", () =>
+    runtime.runApp(async (app) => {
+      await app.scope(async (inner) => {
+        // failFast: the failure aborts the scope's signal, whose listeners run
+        // synchronously in the failure's bookkeeping.
+        inner.signal.addEventListener("abort", () => void seen.push(request.getStore()));
+        await inner.forkAll([1, 2, 3], (item: number) => {
+          if (item !== 2) return item;
+          request.enterWith("script");
+          throw new Error("boom");
+        }).catch(() => {});
+      }, { failFast: true }).catch(() => {});
+    }));
+  assertEquals(seen, ["forker"]);
 });

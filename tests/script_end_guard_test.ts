@@ -5,7 +5,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { trace, type TracerProvider } from "@opentelemetry/api";
 import { assertEquals, assertRejects } from "@std/assert";
-import { type Clock, Runtime } from "../mod.ts";
+import { type AppL, type Clock, Runtime } from "../mod.ts";
 import { appLFrom } from "./_applfrom.ts";
 
 const request = new AsyncLocalStorage<string>();
@@ -192,4 +192,51 @@ Deno.test("a lane item's quiet stop does not pass the lane's mark to the next fo
     await assertRejects(async () => app.awaitResult(await third));
   });
   assertEquals(fromListener, "allowed");
+});
+
+Deno.test("nothing of a returned promise runs unmarked", async (t) => {
+  // Each shape calls back into AppL from a part procpool's waiting might touch.
+  type Shape = (seen: string[], app: AppL, value: number) => unknown;
+  const shapes: Record<string, Shape> = {
+    "a constructor getter": (seen, app, value) =>
+      Object.defineProperty(Promise.resolve(value), "constructor", {
+        get: () => (seen.push(appLFrom(app)), Promise),
+      }),
+    "a then of its own": (seen, app, value) =>
+      Object.assign(Promise.resolve(value), {
+        then(this: Promise<number>, ...handlers: unknown[]) {
+          seen.push(appLFrom(app));
+          // deno-lint-ignore no-explicit-any
+          return Promise.prototype.then.apply(this, handlers as any);
+        },
+      }),
+    "a proxy": (seen, app, value) =>
+      new Proxy(Promise.resolve(value), {
+        get(target, key) {
+          seen.push(appLFrom(app));
+          const property = Reflect.get(target, key);
+          return typeof property === "function" ? property.bind(target) : property;
+        },
+      }),
+  };
+  for (const [name, shape] of Object.entries(shapes)) {
+    for (const path of ["forkProcess", "forkAll", "evalLang"] as const) {
+      await t.step(`${path}, ${name}`, async () => {
+        await using runtime = new Runtime({ maxProcesses: 4 });
+        const seen: string[] = [];
+        await runtime.runApp(async (app) => {
+          const script = (value: number) => shape(seen, app, value) as Promise<number>;
+          if (path === "forkProcess") {
+            assertEquals(await app.awaitResult(await app.forkProcess(() => script(1))), 1);
+          } else if (path === "forkAll") {
+            assertEquals(await app.forkAll([1, 2], script), [1, 2]);
+          } else assertEquals(await app.evalLang(() => script(1)), 1);
+          await tick();
+        });
+        // A then of its own is never called, as with `await`; the others are.
+        assertEquals(seen.length > 0, name !== "a then of its own");
+        assertEquals(seen.filter((from) => from === "allowed"), []);
+      });
+    }
+  }
 });

@@ -5,7 +5,7 @@ import { ProcessCancelledError } from "../errors.ts";
 import { requestCancellation } from "../lang/cancellation.ts";
 import { LangInterpreter } from "../lang/interpreter.ts";
 import type { Process } from "../lang/lang.ts";
-import { runAdoptedAsScript } from "./_guard.ts";
+import { afterSettled, runAdoptedAsScript } from "./_guard.ts";
 import type { Scope } from "./scope.ts";
 import type { ScopeDependent } from "./_fork_host.ts";
 
@@ -29,7 +29,7 @@ export function runInline<T>(scope: Scope, script: Process<T>): Promise<T> {
   } catch (error) {
     result = Promise.reject(error);
   }
-  return (Promise.resolve(result) as Promise<T>).finally(() => {
+  return afterSettled<T>(result, () => {
     scope.removeDependent(dependent);
     scope.workEnded();
   });

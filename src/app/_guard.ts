@@ -14,6 +14,7 @@
 // context, so what one script does to it stays with that script (a reaction
 // costs far less than an `AsyncLocalStorage.run` on Deno 2.9.6).
 import { AsyncLocalStorage } from "node:async_hooks";
+import { types } from "node:util";
 import { NestedForkError } from "../errors.ts";
 
 /** A script's mark; a process record is its own, so that it can be recognised. */
@@ -77,13 +78,22 @@ export function isInsideMark(): boolean {
 
 /**
  * What a script returned, as something procpool can wait on without running
- * script code: called under the script's mark, so that a thenable's `then`
- * (script code) runs as the script, in a job queued here.
+ * script code: called under the script's mark. A native promise is kept
+ * (procpool waits on it with the built-in `then`, as `await` does, which
+ * ignores a `then` of its own); anything else that could run script code (a
+ * thenable, a promise with a `constructor` of its own, a subclass, a proxy)
+ * is resolved here, so that reading its `then`, and the job that calls it,
+ * are the script's.
  */
 export function adopted(result: unknown): unknown {
-  return (typeof result === "object" && result !== null) || typeof result === "function"
-    ? Promise.resolve(result)
-    : result;
+  if ((typeof result !== "object" || result === null) && typeof result !== "function") {
+    return result;
+  }
+  if (
+    types.isPromise(result) && Object.getPrototypeOf(result) === Promise.prototype &&
+    !Object.hasOwn(result, "constructor")
+  ) return result;
+  return new Promise((resolve) => resolve(result));
 }
 
 const promiseThen = Promise.prototype.then;
@@ -103,6 +113,25 @@ export function whenSettled(
     onReturned,
     onThrew,
   );
+}
+
+/**
+ * An `adopted` result as a promise of procpool's, through the built-in
+ * `then` (never a `finally` or `then` of the script's); `done` runs once it
+ * settles.
+ */
+export function afterSettled<T>(result: unknown, done: () => void): Promise<T> {
+  return promiseThen.call(
+    result instanceof Promise ? result : Promise.resolve(result),
+    (value) => {
+      done();
+      return value;
+    },
+    (error) => {
+      done();
+      throw error;
+    },
+  ) as Promise<T>;
 }
 
 function callAdopted<A, R>(script: (a: A) => R, a: A): unknown {
@@ -143,12 +172,14 @@ export function outsideScripts<R>(fn: () => R): R {
  */
 export class ScriptLane {
   readonly #mark: LaneMark = { internal: true };
+  /** The lane's context, taken once: what a script did to the context stops at its failure. */
+  #context: (<R>(fn: () => R) => R) | undefined;
 
   /** Runs `body` as internal code in a new lane, forked from the caller's context. */
   static open<R>(body: (lane: ScriptLane) => R): R {
     const lane = new ScriptLane();
     try {
-      return insideScript.run(lane.#mark, body, lane);
+      return insideScript.run(lane.#mark, ScriptLane.#enter<R>, lane, body);
     } finally {
       // From now on, whatever runs in the lane and is not procpool's own
       // code is a script's continuation.
@@ -172,6 +203,20 @@ export class ScriptLane {
     } finally {
       mark.internal = before;
     }
+  }
+
+  static #enter<R>(lane: ScriptLane, body: (lane: ScriptLane) => R): R {
+    lane.#context = AsyncLocalStorage.snapshot();
+    return body(lane);
+  }
+
+  /**
+   * Runs `fn` in the lane's own context, outside any mark: for procpool code
+   * after a script that may call user code (abort listeners, log sinks),
+   * whatever the script left in the context (`enterWith`) (API.md rule 6).
+   */
+  outside<R>(fn: () => R): R {
+    return this.#context!(() => outsideScripts(fn));
   }
 
   /** Runs `fn(a, b)` as procpool code from a reaction registered in the lane. */

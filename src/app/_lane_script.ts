@@ -4,9 +4,10 @@
 // Its outcome is heard in a reaction registered after it, so in whatever
 // context the script left: the bookkeeping there marks itself as procpool's
 // own and starts no script itself (forkAll resumes through a reaction it
-// registered clean).
+// registered clean), and what may reach user code goes back to the lane's
+// own context first (ScriptLane.outside).
 import type { ScriptCall } from "../runtime/_hooks.ts";
-import { callScript, outsideScripts, whenSettled } from "./_guard.ts";
+import { callScript, whenSettled } from "./_guard.ts";
 import type { ItemRecord } from "./_records.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -54,7 +55,7 @@ function stopInLane(record: ItemRecord, returned: boolean, outcome: unknown): vo
 // Apart from stopInLane, whose every call would otherwise allocate the
 // context this closure captures.
 function stopOutside(record: ItemRecord, returned: boolean, outcome: unknown): void {
-  outsideScripts(() => record.stop(returned, outcome));
+  record.lane!.outside(() => record.stop(returned, outcome));
 }
 
 function stopReturned(record: ItemRecord, value: unknown): void {

@@ -49,7 +49,9 @@ export class HeldLeases {
 
   constructor(options: HeldLeasesOptions) {
     this.#options = options;
-    this.#view = new LatestView(() => options.clock.now());
+    // Delivery order, not the runtime's time: a wall clock that steps, or a
+    // paused virtual one, must not stretch or shrink the window.
+    this.#view = new LatestView(() => performance.now());
     this.#renewTimer = new LeaseTimer(options.clock, () => {
       this.#renewAt = Infinity;
       this.#renew();

@@ -27,7 +27,7 @@ export class LatestView {
   #appliedAt = -Infinity;
   readonly #now: () => number;
 
-  /** `now`: the runtime's monotonic clock, in ms. */
+  /** `now`: a monotonic clock in ms (`performance.now`). */
   constructor(now: () => number) {
     this.#now = now;
   }
