@@ -99,20 +99,25 @@ export function adopted(result: unknown): unknown {
 const promiseThen = Promise.prototype.then;
 
 /**
- * Registers `onReturned` and `onThrew` on an `adopted` result with the
- * built-in `then`: a promise the script returned may have a `then` of its
- * own, which must not run outside its mark.
+ * Registers `onReturned` and `onThrew` on a script's result with the
+ * built-in `then` (a `then` of the promise's own is ignored, as by `await`).
+ * Outside the script's mark only on an `adopted` result, which runs nothing
+ * of the script's here.
  */
 export function whenSettled(
   result: unknown,
   onReturned: (value: unknown) => void,
   onThrew: (error: unknown) => void,
 ): void {
-  promiseThen.call(
-    result instanceof Promise ? result : Promise.resolve(result),
-    onReturned,
-    onThrew,
-  );
+  if (result instanceof Promise) {
+    try {
+      promiseThen.call(result, onReturned, onThrew);
+      return;
+    } catch {
+      // Not a promise, only dressed as one (a proxy): resolved below.
+    }
+  }
+  promiseThen.call(Promise.resolve(result), onReturned, onThrew);
 }
 
 /**
@@ -200,6 +205,37 @@ export class ScriptLane {
     mark.internal = false;
     try {
       return adopted(script(a, b));
+    } finally {
+      mark.internal = before;
+    }
+  }
+
+  /**
+   * Calls `script(a, b)` as LangL code and registers `onReturned` and
+   * `onThrew` on its outcome while still marked as the script: whatever of
+   * the result runs then (a thenable's `then`, a proxy's traps, a
+   * `constructor` getter) is the script's, with no `adopted` copy. The
+   * reactions run in the lane's context, as procpool's code. The caller is as
+   * for {@linkcode ScriptLane.script}.
+   */
+  start<A, B>(
+    script: (a: A, b: B) => unknown,
+    a: A,
+    b: B,
+    onReturned: (value: unknown) => void,
+    onThrew: (error: unknown) => void,
+  ): void {
+    const mark = this.#mark;
+    const before = mark.internal;
+    mark.internal = false;
+    try {
+      let result: unknown;
+      try {
+        result = script(a, b);
+      } catch (error) {
+        result = Promise.reject(error);
+      }
+      whenSettled(result, onReturned, onThrew);
     } finally {
       mark.internal = before;
     }

@@ -18,18 +18,26 @@ type ItemScript = (...args: any[]) => unknown;
  * of the item's own, registered in the lane's context, and runs nothing after it.
  */
 export function invokeInLane(record: ItemRecord, fn: ItemScript, item: unknown): void {
+  // Bound functions: smaller than two closures over the record.
+  const probe = record.probe;
+  if (probe === undefined) {
+    record.lane!.start(
+      fn,
+      item,
+      record.lang,
+      returnedInLane.bind(record),
+      threwInLane.bind(record),
+    );
+    return;
+  }
   let result: unknown;
   try {
-    const probe = record.probe;
-    result = probe === undefined
-      ? record.lane!.script(fn, item, record.lang)
-      : probe.enter(callScript as ScriptCall, record, fn, item, true);
+    // Adopted under the script's mark (callScript): the built-in then below
+    // runs nothing of the script's.
+    result = probe.enter(callScript as ScriptCall, record, fn, item, true);
   } catch (error) {
     result = Promise.reject(error);
   }
-  // Bound functions: smaller than two closures over the record. The built-in
-  // then: a promise the script returned may have a `then` of its own, which
-  // would run here as procpool's code in the lane.
   whenSettled(result, returnedInLane.bind(record), threwInLane.bind(record));
 }
 
