@@ -241,3 +241,42 @@ Deno.test("nothing of a returned promise runs unmarked", async (t) => {
     }
   }
 });
+
+Deno.test("a result that throws when touched fails its process, as under await", async (t) => {
+  const revoked = () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    return proxy as unknown as Promise<number>;
+  };
+  const throwingConstructor = () =>
+    Object.defineProperty(Promise.resolve(1), "constructor", {
+      get() {
+        throw new TypeError("no constructor");
+      },
+    }) as Promise<number>;
+  for (
+    const [name, script] of [["a revoked proxy", revoked], [
+      "a throwing constructor getter",
+      throwingConstructor,
+    ]] as const
+  ) {
+    const expected = await (async () => await script())().catch((error) => error.constructor);
+    for (const path of ["forkProcess", "forkAll", "evalLang"] as const) {
+      await t.step(`${path}, ${name}`, async () => {
+        await using runtime = new Runtime({ maxProcesses: 2 });
+        await runtime.runApp(async (app) => {
+          const outcome = path === "forkProcess"
+            ? app.awaitResult(await app.forkProcess(script))
+            : path === "forkAll"
+            // Item 3 starts in the lane's hand-off (2 slots); the others return.
+            ? app.forkAll([1, 2, 3, 4], (item: number) => item === 3 ? script() : item)
+            : app.evalLang(script);
+          const error = await outcome.then(() => undefined, (error) => error);
+          // forkProcess and forkAll wrap it (ProcessFailedError); the cause is what await threw.
+          const cause = error?.cause ?? error;
+          assertEquals(cause?.constructor, expected);
+        });
+      });
+    }
+  }
+});

@@ -109,15 +109,22 @@ export function whenSettled(
   onReturned: (value: unknown) => void,
   onThrew: (error: unknown) => void,
 ): void {
-  if (result instanceof Promise) {
-    try {
+  try {
+    if (result instanceof Promise) {
       promiseThen.call(result, onReturned, onThrew);
       return;
-    } catch {
-      // Not a promise, only dressed as one (a proxy): resolved below.
     }
+  } catch {
+    // Dressed as a promise (a proxy, maybe revoked), or a constructor that
+    // throws: settled below as `await` would settle it.
   }
-  promiseThen.call(Promise.resolve(result), onReturned, onThrew);
+  let promise: Promise<unknown>;
+  try {
+    promise = Promise.resolve(result);
+  } catch (error) {
+    promise = Promise.reject(error);
+  }
+  promiseThen.call(promise, onReturned, onThrew);
 }
 
 /**
