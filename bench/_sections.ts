@@ -165,61 +165,6 @@ export async function memory(n: number): Promise<Memory> {
   return { aboveFloor, markdown };
 }
 
-interface LatencyResult {
-  medianUs: number;
-  p99Us: number;
-  maxUs: number;
-  idleWallMs: number;
-  idleCpuMs: number;
-  handoffWallMs: number;
-  handoffCpuMs: number;
-}
-
-export interface Latency {
-  /** release→start median and p99 in µs, by policy ("fifo", "backoff", "p-limit") */
-  readonly byPolicy: Record<string, { medianUs: number; p99Us: number }>;
-  readonly markdown: string;
-}
-
-const LATENCY_LABELS: Record<string, string> = {
-  "p-limit": "p-limit (reference)",
-  "ref-minimal": "ref: minimal fork+await",
-  "ref-guarded": GUARDED_FLOOR,
-};
-
-export async function latency(waiters: number, capacity: number): Promise<Latency> {
-  const rows: string[][] = [];
-  const byPolicy: Record<string, { medianUs: number; p99Us: number }> = {};
-  for (const policy of ["fifo", "backoff", "p-limit", "ref-minimal", "ref-guarded"]) {
-    log(`latency: ${policy}`);
-    const r = await runScript<LatencyResult>("latency_runner.ts", [policy, waiters, capacity]);
-    if (r === TIMED_OUT) throw new Error("unreachable: no timeout");
-    byPolicy[policy] = { medianUs: r.medianUs, p99Us: r.p99Us };
-    rows.push([
-      LATENCY_LABELS[policy] ?? `procpool ${policy}`,
-      fmt(r.medianUs, 1),
-      fmt(r.p99Us, 1),
-      fmt(r.maxUs),
-      fmt(r.idleCpuMs / (r.idleWallMs / 1000), 1),
-      fmt(r.handoffWallMs),
-      fmt(r.handoffCpuMs),
-    ]);
-  }
-  const markdown = markdownTable(
-    [
-      `${capacity} slots, ${fmt(waiters)} waiters`,
-      "release→start median µs",
-      "p99 µs",
-      "max µs",
-      "CPU ms/s while all wait",
-      "all hand-offs wall ms",
-      "all hand-offs CPU ms",
-    ],
-    rows,
-  );
-  return { byPolicy, markdown };
-}
-
 export interface Virtual {
   readonly eventsPerSecond: number;
   /** The bare heap-of-sleepers loop's events per second, measured in the same runs. */
