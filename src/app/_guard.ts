@@ -40,18 +40,17 @@ export function runAdoptedAsScript<A, R>(script: (a: A) => R, a: A): unknown {
 
 /**
  * Calls a process's script, `fn(lang)` or `fn(item, lang)`, marked as LangL
- * code: in its lane if it has one. (The path an instrument's probe takes.)
+ * code by its record, so that it can be recognised (isRunningScript); returns
+ * what it returned, `adopted`. (The path an instrument's probe takes, a lane's
+ * items included: see _lane_script.ts.)
  */
 export function callScript(
-  record: Mark & { readonly batch: { lane: ScriptLane | undefined } | undefined; lang: unknown },
+  record: Mark & { lang: unknown },
   // deno-lint-ignore no-explicit-any
   fn: (...args: any[]) => unknown,
   item: unknown,
   withItem: boolean,
 ): unknown {
-  const lane = record.batch?.lane;
-  if (lane !== undefined) return lane.script(fn, item, record.lang);
-  // Marked by its record, so that it can be recognised (isRunningScript).
   return withItem
     ? runMarked(record, callAdopted2, fn, item, record.lang)
     : runMarked(record, callAdopted, fn, record.lang);
@@ -180,7 +179,7 @@ export function outsideScripts<R>(fn: () => R): R {
 /**
  * One async context for many scripts. Only code already running in the
  * lane's context (inside {@linkcode ScriptLane.open}, or a reaction
- * registered there) may call {@linkcode ScriptLane.script}.
+ * registered there) may call {@linkcode ScriptLane.start}.
  */
 export class ScriptLane {
   readonly #mark: LaneMark = { internal: true };
@@ -200,30 +199,14 @@ export class ScriptLane {
   }
 
   /**
-   * Calls `script(a, b)` as LangL code; returns what it returned, `adopted`
-   * while still marked as the script. The caller is a promise job of the
-   * script's own, registered in the lane's context: a script that changes
-   * the context (`AsyncLocalStorage.prototype.enterWith`) changes it only
-   * until that job ends, never for the lane's other scripts.
-   */
-  script<A, B>(script: (a: A, b: B) => unknown, a: A, b: B): unknown {
-    const mark = this.#mark;
-    const before = mark.internal;
-    mark.internal = false;
-    try {
-      return adopted(script(a, b));
-    } finally {
-      mark.internal = before;
-    }
-  }
-
-  /**
    * Calls `script(a, b)` as LangL code and registers `onReturned` and
    * `onThrew` on its outcome while still marked as the script: whatever of
    * the result runs then (a thenable's `then`, a proxy's traps, a
    * `constructor` getter) is the script's, with no `adopted` copy. The
-   * reactions run in the lane's context, as procpool's code. The caller is as
-   * for {@linkcode ScriptLane.script}.
+   * reactions run in the lane's context, as procpool's code. The caller is a
+   * promise job of the script's own, registered in the lane's context: a
+   * script that changes the context (`AsyncLocalStorage.prototype.enterWith`)
+   * changes it only until that job ends, never for the lane's other scripts.
    */
   start<A, B>(
     script: (a: A, b: B) => unknown,

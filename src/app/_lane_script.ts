@@ -6,7 +6,7 @@
 // own and starts no script itself (forkAll resumes through a reaction it
 // registered clean), and what may reach user code goes back to the lane's
 // own context first (ScriptLane.outside).
-import type { ScriptCall } from "../runtime/_hooks.ts";
+import type { ProcessProbe, ScriptCall } from "../runtime/_hooks.ts";
 import { callScript, whenSettled } from "./_guard.ts";
 import type { ItemRecord } from "./_records.ts";
 
@@ -30,10 +30,18 @@ export function invokeInLane(record: ItemRecord, fn: ItemScript, item: unknown):
     );
     return;
   }
+  // An instrument's probe is user code (a tracer, a context manager): it runs
+  // outside the lane, in the lane's own context, so that it neither runs as
+  // the script nor as procpool's own code, and nothing it schedules inherits
+  // the lane. The script is then marked by its record, as outside a lane.
+  record.lane!.outside(() => enterProbe(record, probe, fn, item));
+}
+
+function enterProbe(record: ItemRecord, probe: ProcessProbe, fn: ItemScript, item: unknown): void {
   let result: unknown;
   try {
     // Adopted under the script's mark (callScript): the built-in then below
-    // runs nothing of the script's.
+    // runs nothing of the script's, only what the instrument returned.
     result = probe.enter(callScript as ScriptCall, record, fn, item, true);
   } catch (error) {
     result = Promise.reject(error);
