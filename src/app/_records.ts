@@ -72,3 +72,22 @@ export class ItemRecord extends ProcessRecord {
     return this.#batch.lane;
   }
 }
+
+/**
+ * An item record that never runs, kept for the module's life, and its LangL
+ * object with it. V8 reaches the hidden class ("map") of a class's finished
+ * instances from the class only through weak links, so a full GC that finds
+ * no instance drops it, and every function optimised for it is thrown away
+ * with it (`--trace-deopt`: "embedded weak objects cleared", 20-46 functions
+ * at each such GC). A forkAll after one (a long-lived program's major GC
+ * between batches, or the benchmark's forced GC before each run) then ran
+ * from unoptimised code: forkAll over 200 000 items took 190-220 ms instead
+ * of 110-125 ms (BENCHMARKS.md).
+ */
+export const MAP_KEEPER: ItemRecord = new ItemRecord(
+  { core: undefined } as unknown as ProcessOwner,
+  0,
+  undefined,
+  { lane: undefined } as unknown as ProcessBatch,
+  0,
+);
