@@ -23,11 +23,18 @@ export class LinkedQueue<T extends QueueNode> {
     return this.#size;
   }
 
+  // push and remove store `#head` and `#tail` on every call, whether the
+  // queue is empty, has one entry or many: a store first reached after V8
+  // has optimised the function (a queue that empties only at the end of a
+  // burst) deoptimises it and every function it was inlined into. On the
+  // fifo hand-off path that left the stop and admission bookkeeping
+  // unoptimised for the whole next burst (see BENCHMARKS.md).
   push(node: T): void {
-    node._prev = this.#tail;
+    const tail = this.#tail;
+    node._prev = tail;
     node._next = undefined;
-    if (this.#tail === undefined) this.#head = node;
-    else this.#tail._next = node;
+    this.#head = tail === undefined ? node : this.#head;
+    if (tail !== undefined) tail._next = node;
     this.#tail = node;
     this.#size++;
   }
@@ -69,10 +76,10 @@ export class LinkedQueue<T extends QueueNode> {
     if (node._prev === undefined && this.#head !== node) return false;
     const prev = node._prev as T | undefined;
     const next = node._next as T | undefined;
-    if (prev === undefined) this.#head = next;
-    else prev._next = next;
-    if (next === undefined) this.#tail = prev;
-    else next._prev = prev;
+    this.#head = prev === undefined ? next : this.#head;
+    this.#tail = next === undefined ? prev : this.#tail;
+    if (prev !== undefined) prev._next = next;
+    if (next !== undefined) next._prev = prev;
     node._prev = node._next = undefined;
     this.#size--;
     return true;

@@ -56,6 +56,22 @@ export function callScript(
     : runMarked(record, callAdopted, fn, record.lang);
 }
 
+/**
+ * Calls a forkProcess script, `fn(lang)`, marked by its record; returns what
+ * it returned, `adopted`. The path of every fork without a probe: it passes
+ * `AsyncLocalStorage.run` its arguments as they are, with no rest array
+ * built and spread again on the way (the hand-off's second job runs this
+ * before the script's first line).
+ */
+export function callMarked(
+  record: Mark,
+  // deno-lint-ignore no-explicit-any
+  fn: (lang: any) => unknown,
+  lang: unknown,
+): unknown {
+  return insideScript.run(record, callAdopted, fn, lang);
+}
+
 /** Calls `script(...args)` as LangL code under `mark` (see {@linkcode isRunningScript}). */
 export function runMarked<A extends unknown[], R>(
   mark: Mark,

@@ -31,6 +31,14 @@ export class ForkedRecord extends ProcessRecord implements Settler<unknown> {
   resolve: (value: unknown) => void = noop;
   reject: (reason: unknown) => void = noop;
 
+  static {
+    // A queued fork's grant fulfils a promise with its record, and fulfilling
+    // with an object looks up its `then`: without one anywhere, the lookup
+    // walks the whole prototype chain, about 0.15 µs of every hand-off (the
+    // record is never exposed, so nothing else sees this).
+    Object.defineProperty(this.prototype, "then", { value: undefined });
+  }
+
   processStopped(record: ProcessRecord): void {
     const resolve = this.resolve;
     const reject = this.reject;

@@ -11,7 +11,7 @@ import { announceStop } from "./_process_stop.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { ProcessStatus } from "./app.ts";
 import type { CheckedForkOptions } from "./_options.ts";
-import { callScript, type Mark, whenSettled } from "./_guard.ts";
+import { callMarked, callScript, type Mark, whenSettled } from "./_guard.ts";
 import type { ProcessProbe, ScriptCall } from "../runtime/_hooks.ts";
 import type { ProcessBatch, ProcessOwner, StopWaiter } from "./_process_owner.ts";
 import { warnCleanupError } from "./_process_cleanup.ts";
@@ -163,8 +163,11 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
       // bookkeeping below is registered outside it.
       if (probe !== undefined) {
         result = probe.enter(callScript as ScriptCall, this, fn, item, withItem);
+      } else if (withItem) {
+        result = callScript(this, fn, item, true);
       } else {
-        result = callScript(this, fn, item, withItem);
+        // A forkProcess script (forkAll's items always come with theirs).
+        result = callMarked(this, fn, this.#lang);
       }
     } catch (error) {
       // Settle asynchronously even for a synchronous throw: a hand-off chain of

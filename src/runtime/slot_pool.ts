@@ -109,8 +109,12 @@ class FifoSlotPool extends LocalSlots implements SlotPool {
 
   release(): void {
     const next = this.#queue.shift();
-    if (next === undefined) this.active--;
-    else next.slotGranted();
+    // `active` is read and written on every release, the slot handed on or
+    // not: a path that first runs once the line has run dry (the end of a
+    // burst, long after V8 optimised this) would deoptimise this function and
+    // the stop bookkeeping it is inlined into, for the next burst's hand-offs.
+    this.active -= next === undefined ? 1 : 0;
+    next?.slotGranted();
   }
 }
 
