@@ -93,7 +93,9 @@ export function storeKeys(key: string): {
 
 /** How many runtimes the store has recorded as waiting on `key`. */
 export async function waitingRuntimes(redis: Redis, key: string): Promise<number> {
-  return await redis.hlen(storeKeys(key).want);
+  // Each waiter's count, beside its wait record's tag (a field named "\t" + holder).
+  const fields = await redis.hkeys(storeKeys(key).want);
+  return fields.filter((field) => !field.startsWith("\t")).length;
 }
 
 /** How many connections the server has (the caller's among them). */

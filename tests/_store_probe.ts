@@ -8,7 +8,7 @@ import { redisKeys } from "../src/runtime/shared/redis_store.ts";
 import type { StoreModel } from "./_store_model.ts";
 
 /** The keys the invariants read, by the name redisKeys gives them (others may be added). */
-const NAMES = ["leases", "held", "want", "waiters", "meta", "tag", "handed", "fence"] as const;
+const NAMES = ["leases", "held", "want", "waiters", "meta", "handed", "fence"] as const;
 type Name = typeof NAMES[number];
 
 export interface StoreState {
@@ -17,9 +17,11 @@ export interface StoreState {
   /** fence -> holder and deadline (ms, Redis clock). */
   readonly leases: Map<number, { holder: string; deadline: number }>;
   readonly held: Record<string, string>;
+  /** holder -> leases it waits for (the want hash's count fields). */
   readonly want: Record<string, string>;
   /** holder -> wait record expiry (ms, Redis clock). */
   readonly waiters: Map<string, number>;
+  /** holder -> the tag of its wait record (the want hash's fields named "\t" + holder). */
   readonly tag: Record<string, string>;
   readonly handed: Record<string, string>;
   readonly metaLimit: string | null;
@@ -46,7 +48,7 @@ export async function readState(redis: Redis, key: string): Promise<StoreState> 
   const k = keyNames(key);
   const tx = redis.multi().time()
     .zrange(k.leases, "0", "-1", "WITHSCORES").hgetall(k.held).hgetall(k.want)
-    .zrange(k.waiters, "0", "-1", "WITHSCORES").hgetall(k.tag).hgetall(k.handed)
+    .zrange(k.waiters, "0", "-1", "WITHSCORES").hgetall(k.handed)
     .hmget(k.meta, "limit", "seq", "due").get(k.fence);
   for (const name of NAMES) tx.call("PEXPIRETIME", k[name]);
   const replies = await tx.exec();
@@ -55,7 +57,13 @@ export async function readState(redis: Redis, key: string): Promise<StoreState> 
     if (error) throw error;
     return value;
   });
-  const [time, leases, held, want, waiters, tag, handed, meta, fence] = out;
+  const [time, leases, held, wantHash, waiters, handed, meta, fence] = out;
+  const want: Record<string, string> = {};
+  const tag: Record<string, string> = {};
+  for (const [field, value] of Object.entries(wantHash as Record<string, string>)) {
+    if (field.startsWith("\t")) tag[field.slice(1)] = value;
+    else want[field] = value;
+  }
   const [metaLimit, metaSeq, metaDue] = meta as (string | null)[];
   const [s, us] = time as string[];
   const pairs = (flat: string[]) =>
@@ -72,15 +80,15 @@ export async function readState(redis: Redis, key: string): Promise<StoreState> 
       }),
     ),
     held: held as Record<string, string>,
-    want: want as Record<string, string>,
+    want,
     waiters: new Map(pairs(waiters as string[])),
-    tag: tag as Record<string, string>,
+    tag,
     handed: handed as Record<string, string>,
     metaLimit,
     metaSeq,
     metaDue,
     fence: fence as string | null,
-    expireAt: Object.fromEntries(NAMES.map((name, i) => [name, out[9 + i] as number])) as Record<
+    expireAt: Object.fromEntries(NAMES.map((name, i) => [name, out[8 + i] as number])) as Record<
       Name,
       number
     >,

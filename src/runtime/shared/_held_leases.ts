@@ -279,6 +279,8 @@ export class HeldLeases {
   }
 
   #flushIdle(all = false): void {
+    // Every view that says others wait lands here, a hand-over's among them: mostly with nothing idle.
+    if (this.#idle.length === 0) return;
     const cutoff = this.#options.clock.now() - this.#options.idleKeepMs;
     for (const entry of this.#idle.splice(0)) {
       if (all || entry.idleSince <= cutoff) this.giveBack(entry);

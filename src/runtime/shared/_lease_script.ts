@@ -2,9 +2,9 @@
 // it, atomically, so the store never needs a reaper process: each call first
 // reclaims what has expired (once something can have), then does its work,
 // then tidies the keys. It is assembled from named parts: the head
-// (arguments, meta, reclaim) and the helpers (_lease_script_prelude.ts), the
-// hand-over (_lease_script_hand_over.ts), and one branch per operation below,
-// which defines only the helpers it uses.
+// (arguments, meta, reclaim; _lease_script_head.ts), the helpers
+// (_lease_script_prelude.ts), the hand-over (_lease_script_hand_over.ts), and
+// one branch per operation below, which defines only the helpers it uses.
 //
 // Time is Redis's own (`TIME`), never a client's: deadlines are compared on one
 // clock. Durations returned to the client are relative (ms from now), so the
@@ -13,14 +13,14 @@
 // KEYS (all share the hash tag `{key}`, so the script also runs on a cluster):
 //   1 leases   zset   member "<fence>:<holder>", score = deadline (ms, Redis clock)
 //   2 held     hash   holder -> number of leases it holds
-//   3 want     hash   holder -> number of leases it waits for
+//   3 want     hash   holder -> number of leases it waits for; "\t" .. holder -> the tag sent with
+//                     the call that last wrote its wait record
 //   4 waiters  zset   holder -> expiry of its wait record (ms, Redis clock)
 //   5 meta     hash   limit -> the key's limit, while any lease or waiter exists; exp -> the keys' expiry;
 //                     due -> a time (ms, Redis clock, rounded down) no later than any deadline in 1 or 4;
 //                     seq -> the number of the last view reported (lease_store.ts ShareView.seq)
 //   6 fence    string the last fencing token granted (never expires)
-//   7 tag      hash   holder -> the tag sent with the call that last wrote its wait record
-//   8 handed   hash   holder -> "f,f,..." leases handed to it that it has not been told of in a reply
+//   7 handed   hash   holder -> "f,f,..." leases handed to it that it has not been told of in a reply
 // ARGV: 1 op, 2 channel, 3 holder, 4 limit, 5 wait-record ttl ms (the caller's leaseMs), 6.. op arguments
 //   acquire n leaseMs tag  -> {0, others, earliestMs, share, seq, h, handed x h, fence...} or {1, storedLimit}
 //   renew leaseMs fence... -> {0, others, earliestMs, share, seq, h, handed x h, lostFence...}
@@ -41,7 +41,8 @@
 // 'g:<fence,...>:<tag>:<seq>:<others>:<share>:<holder>' when a release handed
 // it leases (others and share: the fleet just after the hand-over).
 import { LEASE_HAND_OVER } from "./_lease_script_hand_over.ts";
-import { LEASE_HEAD, LEASE_HELPERS } from "./_lease_script_prelude.ts";
+import { LEASE_HEAD } from "./_lease_script_head.ts";
+import { LEASE_HELPERS } from "./_lease_script_prelude.ts";
 
 interface Branch {
   readonly op: string;

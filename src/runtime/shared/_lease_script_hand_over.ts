@@ -19,16 +19,14 @@ local function hand_over(count)
   -- Those holding or waiting after this release take part (the releaser
   -- too, if it still holds or waits).
   local parts = taking_part()
-  local tags, since = {}, {}
-  local flat = redis.call('HGETALL', tagkey)
-  for i = 1, #flat, 2 do tags[flat[i]] = flat[i + 1] end
-  flat = redis.call('ZRANGE', waiters, 0, -1, 'WITHSCORES')
+  local since = {}
+  local flat = redis.call('ZRANGE', waiters, 0, -1, 'WITHSCORES')
   for i = 1, #flat, 2 do since[flat[i]] = tonumber(flat[i + 1]) end
   local cands = {}
   for _, h in ipairs(want_order) do
-    local n = w[h]
-    if h ~= holder and n and n > 0 and tags[h] and since[h] then
-      cands[#cands + 1] = { h = h, n = n, held = b[h] or 0, since = since[h], tag = tags[h], got = 0 }
+    local n, tag = w[h], want_tags[h]
+    if h ~= holder and n and n > 0 and tag and since[h] then
+      cands[#cands + 1] = { h = h, n = n, held = b[h] or 0, since = since[h], tag = tag, got = 0 }
     end
   end
   if #cands == 0 then return 0 end

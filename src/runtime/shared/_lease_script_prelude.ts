@@ -1,82 +1,20 @@
-// The parts of the lease script (_lease_script.ts) that its operations share,
-// as Lua text: the head every call runs (its arguments, Redis's clock, the
-// reclaim of what expired) and the helpers, each a named fragment. Every
-// operation's branch defines only the helpers it uses (LEASE_HELPERS orders
-// them so that each follows those it calls): a Lua closure is made each time
-// its definition runs, and on this path each costs about a µs.
+// The helpers of the lease script (_lease_script.ts) that its operations
+// share, as Lua text, each a named fragment; they use the names the head
+// (_lease_script_head.ts) defines. Every operation's branch defines only the
+// helpers it uses (LEASE_HELPERS orders them so that each follows those it
+// calls): a Lua closure is made each time its definition runs, and on this
+// path each costs about a µs.
 //
 // A call reads each hash it needs once (HGETALL into a Lua table) and keeps
 // the table in step with its own writes: a redis.call costs a few µs inside a
 // script, and the release script is on the path from one runtime's release to
 // another's start.
-export const LEASE_HEAD = `
-if redis.replicate_commands then redis.replicate_commands() end
-local leases, held, want, waiters, meta, fencekey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local tagkey, handedkey = KEYS[7], KEYS[8]
-local op, channel, holder = ARGV[1], ARGV[2], ARGV[3]
-local limit, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-
-local function fmt(x) return string.format('%.0f', x) end
-
--- Keys this call may have created (written while perhaps absent): tidy gives
--- them an expiry; the others already have one far enough out.
-local fresh = {}
--- The latest lease deadline or wait-record expiry this call wrote (tidy's bound).
-local latest = now
-
--- The key's meta fields: limit, exp (when the keys expire, see tidy), due (a
--- time no later than any lease deadline or wait-record expiry in the keys)
--- and seq, read once: every call needs them.
-local meta_now = redis.call('HMGET', meta, 'limit', 'exp', 'due', 'seq')
-local stored_limit, stored_exp, due = tonumber(meta_now[1]), tonumber(meta_now[2]), tonumber(meta_now[3])
-local due_moved = false
-
--- The number of the view this call reports (lease_store.ts ShareView.seq): in
--- every reply and notice, so a runtime hearing views on two connections
--- applies only the newest. One more than the last, never below Redis's clock
--- in µs: a restart or a stray DEL that loses it sets it back only if that
--- clock went back too. Written by tidy, with the other meta fields it writes.
-local seq = math.max((tonumber(meta_now[4]) or 0) + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
-
--- A deadline or expiry this call writes: it may come before due, and after latest.
-local function wrote(d)
-  if d > latest then latest = d end
-  if not due or d < due then due, due_moved = d, true end
-end
-
--- Reclaim: leases whose deadline has passed, wait records nobody refreshed.
--- Only once due has come (or is unknown): until then nothing can have
--- expired, and the call saves the look (two commands of every call's ~20).
-if not due or due <= now then
-  due, due_moved = nil, true
-  local first = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
-  if #first > 0 and tonumber(first[2]) <= now then
-    for _, m in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now)) do
-      local h = string.sub(m, string.find(m, ':', 1, true) + 1)
-      if redis.call('HINCRBY', held, h, -1) <= 0 then redis.call('HDEL', held, h) end
-    end
-    redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
-    first = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
-  end
-  if #first > 0 then due = tonumber(first[2]) end
-  first = redis.call('ZRANGE', waiters, 0, 0, 'WITHSCORES')
-  if #first > 0 and tonumber(first[2]) <= now then
-    for _, h in ipairs(redis.call('ZRANGEBYSCORE', waiters, '-inf', now)) do
-      redis.call('HDEL', want, h) redis.call('HDEL', tagkey, h)
-    end
-    redis.call('ZREMRANGEBYSCORE', waiters, '-inf', now)
-    first = redis.call('ZRANGE', waiters, 0, 0, 'WITHSCORES')
-  end
-  if #first > 0 and (not due or tonumber(first[2]) < due) then due = tonumber(first[2]) end
-end
-`;
 
 /** The helpers, by name, in an order where each comes after those it calls. */
 export const LEASE_HELPERS: ReadonlyMap<string, string> = new Map([
-  // holder -> leases held, and holder -> leases waited for, in the store's
-  // order (ties in hand_over go by it): read once, then kept in step.
+  // holder -> leases held, and holder -> leases waited for (with its wait
+  // record's tag), in the store's order (ties in hand_over go by it): read
+  // once, then kept in step.
   [
     "holdings",
     `
@@ -93,14 +31,19 @@ end`,
   [
     "waiting",
     `
-local wants, want_order
+local wants, want_order, want_tags
 local function waiting()
   if not wants then
-    wants, want_order = {}, {}
+    wants, want_order, want_tags = {}, {}, {}
     local flat = redis.call('HGETALL', want)
     for i = 1, #flat, 2 do
-      wants[flat[i]] = tonumber(flat[i + 1])
-      want_order[#want_order + 1] = flat[i]
+      local f = flat[i]
+      if string.byte(f) == 9 then
+        want_tags[string.sub(f, 2)] = flat[i + 1]
+      else
+        wants[f] = tonumber(flat[i + 1])
+        want_order[#want_order + 1] = f
+      end
     end
   end
   return wants
@@ -125,20 +68,26 @@ local function add_held(h, d)
   if d > 0 and was_empty then fresh[held] = true end
 end`,
   ],
-  // Sets how many leases h waits for (0: its wait record goes).
+  // Sets how many leases h waits for (0: its wait record goes), and with a
+  // tag, the tag of its wait record.
   [
     "put_want",
     `
-local function put_want(h, n)
+local function put_want(h, n, tag)
   local w = waiting()
   if n > 0 then
-    if next(w) == nil then fresh[want], fresh[tagkey], fresh[waiters] = true, true, true end
-    redis.call('HSET', want, h, n)
+    if next(w) == nil then fresh[want], fresh[waiters] = true, true end
+    if tag then
+      redis.call('HSET', want, h, n, TAG .. h, tag)
+      want_tags[h] = tag
+    else
+      redis.call('HSET', want, h, n)
+    end
   else
-    redis.call('HDEL', want, h)
-    redis.call('HDEL', tagkey, h)
+    redis.call('HDEL', want, h, TAG .. h)
     redis.call('ZREM', waiters, h)
     n = nil
+    want_tags[h] = nil
   end
   w[h] = n
 end`,
@@ -216,8 +165,7 @@ end`,
 local function set_want(n, tag)
   local was = waiting()[holder]
   if n > 0 then
-    put_want(holder, n)
-    redis.call('HSET', tagkey, holder, tag)
+    put_want(holder, n, tag)
     redis.call('ZADD', waiters, now + ttl, holder)
     wrote(now + ttl)
     if not was then
@@ -279,7 +227,7 @@ end`,
     `
 local function tidy()
   if next(holdings()) == nil and next(waiting()) == nil then
-    redis.call('DEL', leases, held, want, waiters, meta, tagkey, handedkey)
+    redis.call('DEL', leases, held, want, waiters, meta, handedkey)
     return
   end
   local exp = stored_exp
@@ -310,7 +258,7 @@ local function tidy()
     redis.call('HSET', meta, 'exp', exp, 'seq', fmt(seq))
     redis.call('HDEL', meta, 'due')
   end
-  for _, k in ipairs({leases, held, want, waiters, meta, tagkey, handedkey}) do
+  for _, k in ipairs({leases, held, want, waiters, meta, handedkey}) do
     redis.call('PEXPIREAT', k, exp)
   end
 end`,

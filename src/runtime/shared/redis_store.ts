@@ -25,7 +25,7 @@ export interface RedisKeys {
 export function redisKeys(key: string): RedisKeys {
   const prefix = `procpool:{${key}}:`;
   return {
-    keys: ["leases", "held", "want", "waiters", "meta", "fence", "tag", "handed"].map((name) =>
+    keys: ["leases", "held", "want", "waiters", "meta", "fence", "handed"].map((name) =>
       prefix + name
     ),
     channel: prefix + "released",
