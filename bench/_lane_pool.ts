@@ -3,7 +3,7 @@
 // src/app/_guard.ts) and must still not leak what one script does to that
 // context (`enterWith`) into the next. Read the forkAll row against it.
 import { AsyncLocalStorage } from "node:async_hooks";
-import { MinimalLang } from "./_ref_pools.ts";
+import { MinimalLang, type MinimalProcess, REF_MAP_KEEPERS } from "./_ref_pools.ts";
 
 type Script<T> = (item: number, lang: MinimalLang) => Promise<T>;
 
@@ -189,3 +189,10 @@ function returned(this: LaneRecord, value: unknown): void {
 function threw(this: LaneRecord, error: unknown): void {
   this.batch.stopped(this, false, error);
 }
+
+/** A batch, a record and a LangL stand-in kept for the module's life (see REF_MAP_KEEPERS). */
+export const LANE_MAP_KEEPERS: readonly object[] = (() => {
+  const batch = new LaneBatch<number>([], 1, (item) => Promise.resolve(item));
+  const record = new LaneRecord(0, undefined, batch, 0);
+  return [batch, record, new MinimalLang(0, record as unknown as MinimalProcess), REF_MAP_KEEPERS];
+})();

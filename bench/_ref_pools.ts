@@ -122,3 +122,21 @@ export class MinimalProcess {
 export class MinimalLang {
   constructor(readonly processId: number, readonly process: MinimalProcess) {}
 }
+
+/**
+ * One instance of each class above, kept for the module's life, as
+ * procpool keeps an item record (src/app/_records.ts, MAP_KEEPER): without
+ * one, a full GC between runs that finds no instance drops the class's
+ * hidden class and every function optimised for it, and each run starts
+ * from unoptimised code. A floor must not pay that when procpool does not.
+ */
+export const REF_MAP_KEEPERS: readonly object[] = (() => {
+  const process = new MinimalProcess(0, undefined);
+  return [
+    new MinimalForkPool(1),
+    new GuardedForkPool(1),
+    process,
+    new MinimalLang(0, process),
+    new GuardedHandle(process, Promise.resolve()),
+  ];
+})();
