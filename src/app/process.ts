@@ -23,7 +23,7 @@ export type { ProcessBatch, ProcessOwner, StopWaiter };
 // deno-lint-ignore no-explicit-any
 type ScriptFunction = (...args: any[]) => unknown;
 
-// #flags: the status in the two lowest bits (an index into STATUSES), then booleans.
+// _flags: the status in the two lowest bits (an index into STATUSES), then booleans.
 const STATUSES: readonly ProcessStatus[] = ["running", "succeeded", "failed", "cancelled"];
 const SUCCEEDED = 1;
 const FAILED = 2;
@@ -36,34 +36,39 @@ const CANCEL_SEEN = 16;
 // constructor fewer) so that the scope owning a process can keep its running
 // processes in an O(1) intrusive list rather than a hashed Set. Every field
 // is paid by every fork (see _process_extras.ts): what few processes use
-// lives in `#extras`, the status and the booleans in `#flags`.
+// lives in `_extras`, the status and the booleans in `_flags`. No class
+// fields or `#` members, which V8 initialises slowly in a base class when it
+// builds a subclass's instance (BENCHMARKS.md, "forkAll after 6d497a9").
 export class ProcessRecord implements QueueNode, AbortMember, Mark {
-  /** @internal */ _prev: QueueNode | undefined = undefined;
-  /** @internal */ _next: QueueNode | undefined = undefined;
-  // Dropped when the process stops (see #retire).
-  #lang: LangInterpreter | undefined;
-  /**
-   * The value once succeeded, the error once failed or cancelled; before its
-   * script runs, a handed-over process's script (see `pendingScript`).
-   */
-  #outcome: unknown = undefined;
-  #flags = 0;
-  // Usually zero or one waiter: one inline, the rest in the extras.
-  #stopWaiter: StopWaiter | undefined = undefined;
-  #extras: ProcessExtras | undefined = undefined;
+  /** @internal */ declare _prev: QueueNode | undefined;
+  /** @internal */ declare _next: QueueNode | undefined;
+  declare readonly owner: ProcessOwner;
+  declare readonly id: number;
+  /** @internal Dropped when the process stops (see stop). */
+  declare _lang: LangInterpreter | undefined;
+  /** @internal The value or error once stopped; a handed-over process's script before it runs. */
+  declare _outcome: unknown;
+  /** @internal */ declare _flags: number;
+  /** @internal Usually zero or one waiter: one inline, the rest in the extras. */
+  declare _stopWaiter: StopWaiter | undefined;
+  /** @internal */ declare _extras: ProcessExtras | undefined;
 
-  constructor(
-    readonly owner: ProcessOwner,
-    readonly id: number,
-    name: string | undefined,
-  ) {
-    this.#lang = new LangInterpreter(owner.core, id, name);
+  constructor(owner: ProcessOwner, id: number, name: string | undefined) {
+    this._prev = undefined;
+    this._next = undefined;
+    this.owner = owner;
+    this.id = id;
+    this._lang = new LangInterpreter(owner.core, id, name);
+    this._outcome = undefined;
+    this._flags = 0;
+    this._stopWaiter = undefined;
+    this._extras = undefined;
     if (name !== undefined) this.extras().name = name;
   }
 
   /** `ForkOptions.name` (with `[index]` for a forkAll item), if it was given. */
   get name(): string | undefined {
-    return this.#extras?.name;
+    return this._extras?.name;
   }
 
   /** As a script mark (its script runs marked by its record): never procpool's own code. */
@@ -72,32 +77,32 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
   }
 
   get status(): ProcessStatus {
-    return STATUSES[this.#flags & 3];
+    return STATUSES[this._flags & 3];
   }
 
   /** The value, once succeeded. */
   get value(): unknown {
-    return this.status === "succeeded" ? this.#outcome : undefined;
+    return this.status === "succeeded" ? this._outcome : undefined;
   }
 
   /** Why it did not succeed: a ProcessFailedError or ProcessCancelledError. */
   get error(): Error | undefined {
     const status = this.status;
-    return status === "failed" || status === "cancelled" ? this.#outcome as Error : undefined;
+    return status === "failed" || status === "cancelled" ? this._outcome as Error : undefined;
   }
 
   /** Whether its failure has been delivered (see ScopeFailures). */
   get observed(): boolean {
-    return (this.#flags & OBSERVED) !== 0;
+    return (this._flags & OBSERVED) !== 0;
   }
 
   set observed(observed: boolean) {
-    this.#flags = observed ? this.#flags | OBSERVED : this.#flags & ~OBSERVED;
+    this._flags = observed ? this._flags | OBSERVED : this._flags & ~OBSERVED;
   }
 
   /** A handed-over process's script, until it runs in its forker's context. */
   set pendingScript(script: ScriptFunction) {
-    this.#outcome = script;
+    this._outcome = script;
   }
 
   /** The forkAll run this process is an item of (see ItemRecord). */
@@ -107,17 +112,17 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
 
   /** What the runtime's instruments follow of this process; undefined without any. */
   get probe(): ProcessProbe | undefined {
-    return this.#extras?.probe;
+    return this._extras?.probe;
   }
 
   /** Its rarely used parts (a lease, a timer, ...), created on first use. */
   extras(): ProcessExtras {
-    return this.#extras ??= new ProcessExtras();
+    return this._extras ??= new ProcessExtras();
   }
 
   /** The script's LangL object, which also holds the process's cancellation state; while it runs. */
   get lang(): LangInterpreter {
-    return this.#lang!;
+    return this._lang!;
   }
 
   get core(): RuntimeCore {
@@ -139,10 +144,10 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
       try {
         logForked(this);
       } catch (error) {
-        this.#extras?.timer?.abort();
+        this._extras?.timer?.abort();
         throw error;
       }
-      this.#flags |= DEBUG;
+      this._flags |= DEBUG;
     }
     core.started++;
     const hooks = core.hooks;
@@ -167,7 +172,7 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
         result = callScript(this, fn, item, true);
       } else {
         // A forkProcess script (forkAll's items always come with theirs).
-        result = callMarked(this, fn, this.#lang);
+        result = callMarked(this, fn, this._lang);
       }
     } catch (error) {
       // Settle asynchronously even for a synchronous throw: a hand-off chain of
@@ -177,32 +182,32 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
     // Registered outside the script's mark, so the bookkeeping is not LangL
     // code; the result was adopted under it (see `adopted`). Bound methods:
     // smaller than two closures over `this`.
-    whenSettled(result, this.#returned.bind(this), this.#threw.bind(this));
+    whenSettled(result, this._returned.bind(this), this._threw.bind(this));
   }
 
-  #returned(value: unknown): void {
+  _returned(value: unknown): void {
     this.stop(true, value);
   }
 
-  #threw(error: unknown): void {
+  _threw(error: unknown): void {
     this.stop(false, error);
   }
 
   invokePending(): void {
-    const script = this.#outcome as ScriptFunction;
-    this.#outcome = undefined;
+    const script = this._outcome as ScriptFunction;
+    this._outcome = undefined;
     this.invoke(script);
   }
 
   cancel(reason?: unknown): void {
     if (this.status !== "running") return;
     const label = processLabel(this.id, this.name);
-    this.#requestCancel(new ProcessCancelledError(`${label} was cancelled`, { cause: reason }));
+    this._requestCancel(new ProcessCancelledError(`${label} was cancelled`, { cause: reason }));
   }
 
   /** Its lease was lost (S2): cancelled with the lease's `LeaseLostError`. */
   leaseLost(reason: ProcessCancelledError): void {
-    if (this.status === "running") this.#requestCancel(reason);
+    if (this.status === "running") this._requestCancel(reason);
   }
 
   /** Its `options.signal` aborted while it ran. */
@@ -212,24 +217,24 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
 
   /** Tells `waiter` when the process stops; call only while running. */
   addStopWaiter(waiter: StopWaiter): void {
-    if (this.#stopWaiter === undefined) this.#stopWaiter = waiter;
+    if (this._stopWaiter === undefined) this._stopWaiter = waiter;
     else (this.extras().moreStopWaiters ??= new Set()).add(waiter);
   }
 
   /** The first of the waiters told when the process stops (see giveUpOwnerWait). */
   get firstStopWaiter(): StopWaiter | undefined {
-    return this.#stopWaiter;
+    return this._stopWaiter;
   }
 
   removeStopWaiter(waiter: StopWaiter): void {
-    const more = this.#extras?.moreStopWaiters;
-    if (this.#stopWaiter !== waiter) {
+    const more = this._extras?.moreStopWaiters;
+    if (this._stopWaiter !== waiter) {
       more?.delete(waiter);
       return;
     }
     const next: StopWaiter | undefined = more?.values().next().value;
     if (next !== undefined) more!.delete(next);
-    this.#stopWaiter = next;
+    this._stopWaiter = next;
   }
 
   markObserved(): void {
@@ -246,11 +251,11 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
    * status only from the next microtask; a settlement queued before it (one
    * that happened before the request) is judged without it.
    */
-  #requestCancel(error: ProcessCancelledError): boolean {
+  _requestCancel(error: ProcessCancelledError): boolean {
     if (cancellationReason(this.lang) !== undefined) return false;
     // Queued before the request runs its hooks, so that a rejection those
     // hooks cause settles after it.
-    queueMicrotask(() => this.#flags |= CANCEL_SEEN);
+    queueMicrotask(() => this._flags |= CANCEL_SEEN);
     this.probe?.cancelRequested(error);
     return requestCancellation(this.lang, error);
   }
@@ -258,45 +263,38 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
   /** Its fork's `timeoutMs` ran out (see armTimeout). */
   timedOut(timeoutMs: number): void {
     if (this.status !== "running") return;
-    this.#requestCancel(new ProcessTimeoutError(this.id, timeoutMs, this.name));
+    this._requestCancel(new ProcessTimeoutError(this.id, timeoutMs, this.name));
   }
 
   /** Whether the process logs its start and stop at debug level (asked once, at its start). */
   get logsDebug(): boolean {
-    return (this.#flags & DEBUG) !== 0;
+    return (this._flags & DEBUG) !== 0;
   }
 
   /** Called once, when the script's outcome is known (see also _lane_script.ts). */
   stop(returned: boolean, outcome: unknown): void {
     const core = this.owner.core;
     if (returned) {
-      this.#flags |= SUCCEEDED;
-      this.#outcome = outcome;
+      this._flags |= SUCCEEDED;
+      this._outcome = outcome;
       core.succeeded++;
-    } else if ((this.#flags & CANCEL_SEEN) !== 0) {
-      this.#flags |= CANCELLED;
-      const reason = this.#outcome = cancellationReason(this.lang);
+    } else if ((this._flags & CANCEL_SEEN) !== 0) {
+      this._flags |= CANCELLED;
+      const reason = this._outcome = cancellationReason(this.lang);
       core.cancelled++;
       if (outcome !== reason) warnCleanupError(this, outcome);
     } else {
-      this.#flags |= FAILED;
-      this.#outcome = new ProcessFailedError(this.id, outcome, this.name);
+      this._flags |= FAILED;
+      this._outcome = new ProcessFailedError(this.id, outcome, this.name);
       core.failed++;
     }
-    const first = this.#stopWaiter;
-    this.#stopWaiter = undefined;
-    announceStop(this, this.#extras, first);
-    this.#retire();
-  }
-
-  /**
-   * Lets go of what only a running process needs. A stopped record can stay
-   * reachable from objects that outlived it, in V8's old generation, until
-   * the next full GC, and then all it points at survives every minor GC:
-   * dropping the LangL object here cut what survived the minor GCs of a
-   * fork+await drain by about 15 % (`--trace-gc-nvp`).
-   */
-  #retire(): void {
-    this.#lang = undefined;
+    const first = this._stopWaiter;
+    this._stopWaiter = undefined;
+    announceStop(this, this._extras, first);
+    // Lets go of what only a running process needs: a stopped record can stay
+    // reachable in V8's old generation until the next full GC, and all it
+    // points at then survives every minor GC (dropping the LangL object cut
+    // what survived a fork+await drain's minor GCs by about 15 %).
+    this._lang = undefined;
   }
 }
