@@ -1,0 +1,44 @@
+// The fifo hand-off path stays optimised from one burst to the next. A store
+// or a read that V8 first runs after it has optimised a function (the wait
+// line or a scope's running list running dry at the end of a burst) has no
+// type feedback and deoptimises that function and whatever it was inlined
+// into; the stop and admission bookkeeping then ran unoptimised through the
+// whole next burst, about 1 µs of every hand-off (BENCHMARKS.md, "The warm
+// hand-off after d802da8"). A child process runs two bursts under
+// `--trace-deopt`; the V8 trace names each deoptimised function.
+import { assertEquals } from "@std/assert";
+
+const FIXTURE = new URL("./fixtures/handoff_bursts.ts", import.meta.url);
+
+/** Functions of the release → grant → admission path (and the queue under it). */
+const HAND_OFF_PATH = new Set([
+  "push",
+  "remove",
+  "shift",
+  "release",
+  "announceStop",
+  "processStopped",
+  "admitProcess",
+  "slotGranted",
+  "stop",
+]);
+
+Deno.test("fifo hand-off", async (t) => {
+  await t.step("no function of its path deoptimises for want of type feedback", async () => {
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-env", "--allow-read", "--v8-flags=--trace-deopt", FIXTURE.href],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(output.stderr);
+    assertEquals(output.code, 0, stderr);
+    const trace = new TextDecoder().decode(output.stdout);
+    const deopts = [
+      ...trace.matchAll(
+        /reason: (Insufficient type feedback[^)]*)\): begin\. deoptimizing \S+ <JSFunction (\S+)/g,
+      ),
+    ].map(([, reason, name]) => `${name}: ${reason}`)
+      .filter((entry) => HAND_OFF_PATH.has(entry.slice(0, entry.indexOf(":"))));
+    assertEquals(deopts, []);
+  });
+});
