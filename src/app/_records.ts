@@ -90,7 +90,8 @@ export class ItemRecord extends ProcessRecord {
  * at each such GC). A forkAll after one (a long-lived program's major GC
  * between batches, or the benchmark's forced GC before each run) then ran
  * from unoptimised code: forkAll over 200 000 items took 190-220 ms instead
- * of 110-125 ms (BENCHMARKS.md).
+ * of 110-125 ms (BENCHMARKS.md, "forkAll after 6d497a9"; the test is
+ * tests/fork_all_gc_deopt_test.ts).
  */
 export const MAP_KEEPER: ItemRecord = new ItemRecord(
   { core: undefined } as unknown as ProcessOwner,

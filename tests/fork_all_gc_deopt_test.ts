@@ -1,0 +1,54 @@
+// forkAll stays optimised across a full GC between batches. V8 reaches the
+// hidden class of a class's instances from the class only through weak
+// links: a full GC that finds no item record drops it, and throws away every
+// optimised function that checks for it ("embedded weak objects cleared"),
+// so each batch after such a GC ran from unoptimised code (BENCHMARKS.md,
+// "forkAll after 6d497a9"). A child process runs batches with a GC between
+// them under `--trace-deopt`; the V8 trace names each function thrown away.
+import { assertEquals } from "@std/assert";
+
+const FIXTURE = new URL("./fixtures/fork_all_gcs.ts", import.meta.url);
+
+/** Functions of an item's admission, start and stop. */
+const ITEM_PATH = new Set([
+  "admit",
+  "admitProcess",
+  "announceStop",
+  "invokeInLane",
+  "itemStopped",
+  "processStopped",
+  "push",
+  "resume",
+  "resumeAfterGrant",
+  "returnedInLane",
+  "slotGranted",
+  "startNext",
+  "stop",
+  "stopInLane",
+  "stopReturned",
+]);
+
+Deno.test("forkAll", async (t) => {
+  await t.step("a full GC between batches throws away none of an item's path", async () => {
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-env",
+        "--allow-read",
+        "--v8-flags=--trace-deopt,--expose-gc",
+        FIXTURE.href,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(output.stderr);
+    assertEquals(output.code, 0, stderr);
+    const trace = new TextDecoder().decode(output.stdout);
+    const dropped = [
+      ...trace.matchAll(
+        /<SharedFunctionInfo (\S+)>\) \(opt id \d+\) for deoptimization, reason: embedded weak objects cleared/g,
+      ),
+    ].map(([, name]) => name).filter((name) => ITEM_PATH.has(name));
+    assertEquals(dropped, []);
+  });
+});
