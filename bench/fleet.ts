@@ -24,7 +24,7 @@ import {
 import { LEASE_MS, LIBRARIES, type Library } from "./_fleet_limiters.ts";
 import { cpuSeconds } from "./_fleet_redis.ts";
 import { pingFloor } from "./_fleet_ping.ts";
-import { type RowSpec, runRow } from "./_fleet_row.ts";
+import { type RowSpec, runRow, WARM_UP_MS } from "./_fleet_row.ts";
 import { machine, stdoutOf } from "./_machine.ts";
 import { PEERS, targets } from "./_fleet_targets.ts";
 import { intArg } from "./_shared.ts";
@@ -145,9 +145,9 @@ function print(rows: unknown[], markdown: string): void {
 const hold = await each(HOLD, (run) => loadFigures(run, HOLD.limit, processes));
 print(
   hold,
-  `### ${processes} processes, limit ${HOLD.limit}, holds of 2–5 ms (${seconds} s each)\n\n${
-    holdTable(hold, HOLD.limit)
-  }\n`,
+  `### ${processes} processes, limit ${HOLD.limit}, holds of 2–5 ms (${seconds} s each after ${
+    WARM_UP_MS / 1000
+  } s of warm-up)\n\n${holdTable(hold, HOLD.limit)}\n`,
 );
 const handoff = await each(
   HANDOFF,
@@ -157,9 +157,9 @@ const handoff = await each(
 const floor = handoff.length > 0 ? await pingFloorLine() : "";
 print(
   handoff,
-  `### Release→start across processes: ${processes} processes of one job at a time, limit ${HANDOFF.limit}, holds of 2–5 ms (${seconds} s each)\n\n${
-    handoffTable(handoff, HANDOFF.limit)
-  }\n${floor}`,
+  `### Release→start across processes: ${processes} processes of one job at a time, limit ${HANDOFF.limit}, holds of 2–5 ms (${seconds} s each after ${
+    WARM_UP_MS / 1000
+  } s of warm-up)\n\n${handoffTable(handoff, HANDOFF.limit)}\n${floor}`,
 );
 
 /** The hand-off pattern by PUBLISH alone, in this run: what pub/sub and a wake-up cost here. */
@@ -186,7 +186,9 @@ print(
   short,
   `### ${processes} processes, limit ${SHORT.limit}, holds of 0–1 ms made by ${
     SHORT_HOW[shortHold]
-  } (${seconds} s each)\n\n${shortTable(short, SHORT.limit)}\n`,
+  } (${seconds} s each after ${WARM_UP_MS / 1000} s of warm-up)\n\n${
+    shortTable(short, SHORT.limit)
+  }\n`,
 );
 
 const before = await cpuSeconds(redis);
