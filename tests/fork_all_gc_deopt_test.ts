@@ -6,6 +6,7 @@
 // "forkAll after 6d497a9"). A child process runs batches with a GC between
 // them under `--trace-deopt`; the V8 trace names each function thrown away.
 import { assertEquals } from "@std/assert";
+import { deoptTrace, droppedWithMaps } from "./_deopt_trace.ts";
 
 const FIXTURE = new URL("./fixtures/fork_all_gcs.ts", import.meta.url);
 
@@ -30,25 +31,8 @@ const ITEM_PATH = new Set([
 
 Deno.test("forkAll", async (t) => {
   await t.step("a full GC between batches throws away none of an item's path", async () => {
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-env",
-        "--allow-read",
-        "--v8-flags=--trace-deopt,--expose-gc",
-        FIXTURE.href,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const stderr = new TextDecoder().decode(output.stderr);
-    assertEquals(output.code, 0, stderr);
-    const trace = new TextDecoder().decode(output.stdout);
-    const dropped = [
-      ...trace.matchAll(
-        /<SharedFunctionInfo (\S+)>\) \(opt id \d+\) for deoptimization, reason: embedded weak objects cleared/g,
-      ),
-    ].map(([, name]) => name).filter((name) => ITEM_PATH.has(name));
+    const trace = await deoptTrace(FIXTURE, ["--expose-gc"]);
+    const dropped = droppedWithMaps(trace).filter((name) => ITEM_PATH.has(name));
     assertEquals(dropped, []);
   });
 });

@@ -8,6 +8,7 @@ import type { ProcessRecord } from "./process.ts";
 import { isRunningScript } from "./_guard.ts";
 import { detachedCall } from "../_validate.ts";
 import { stoppedPromise } from "./_process_stop.ts";
+import { FORKED_MAP_KEEPER } from "./_records.ts";
 
 class Handle<T> implements ProcessHandle<T> {
   readonly #record: ProcessRecord;
@@ -79,3 +80,10 @@ export function handleFor<T>(record: ProcessRecord): ProcessHandle<T> {
 export function recordOf(handle: unknown): ProcessRecord | undefined {
   return typeof handle === "object" && handle !== null ? Handle.recordOf(handle) : undefined;
 }
+
+/**
+ * A handle kept for the module's life, so that a full GC that finds no other
+ * keeps its hidden class and the code optimised for it (see MAP_KEEPER in
+ * _records.ts).
+ */
+export const HANDLE_MAP_KEEPER: ProcessHandle<unknown> = new Handle(FORKED_MAP_KEEPER);

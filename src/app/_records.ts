@@ -82,8 +82,8 @@ export class ItemRecord extends ProcessRecord {
 }
 
 /**
- * An item record that never runs, kept for the module's life, and its LangL
- * object with it. V8 reaches the hidden class ("map") of a class's finished
+ * An item record and a forked record that never run, kept for the module's
+ * life, and their LangL objects with them. V8 reaches the hidden class ("map") of a class's finished
  * instances from the class only through weak links, so a full GC that finds
  * no instance drops it, and every function optimised for it is thrown away
  * with it (`--trace-deopt`: "embedded weak objects cleared", 20-46 functions
@@ -91,7 +91,11 @@ export class ItemRecord extends ProcessRecord {
  * between batches, or the benchmark's forced GC before each run) then ran
  * from unoptimised code: forkAll over 200 000 items took 190-220 ms instead
  * of 110-125 ms (BENCHMARKS.md, "forkAll after 6d497a9"; the test is
- * tests/fork_all_gc_deopt_test.ts).
+ * tests/fork_all_gc_deopt_test.ts). The forked record (FORKED_MAP_KEEPER)
+ * does the same for fork+await, whose handle keeps one too (_handle.ts):
+ * without them, runGranted, awaitResult, awaitedRecord, handleFor, recordOf
+ * and the handle's methods were thrown away at each such GC
+ * (tests/fork_await_deopt_test.ts).
  */
 export const MAP_KEEPER: ItemRecord = new ItemRecord(
   { core: undefined } as unknown as ProcessOwner,
@@ -99,4 +103,11 @@ export const MAP_KEEPER: ItemRecord = new ItemRecord(
   undefined,
   { lane: undefined } as unknown as ProcessBatch,
   0,
+);
+
+/** A forked record that never runs, kept for the module's life (see MAP_KEEPER). */
+export const FORKED_MAP_KEEPER: ForkedRecord = new ForkedRecord(
+  { core: undefined } as unknown as ProcessOwner,
+  0,
+  undefined,
 );
