@@ -1,15 +1,23 @@
-// Runs a fixture in a child process under `--trace-deopt` and reads V8's
-// trace: the deoptimisation tests' shared part.
-import { assertEquals } from "@std/assert";
+// Runs a fixture in a child process under `--trace-deopt --trace-opt` and
+// reads V8's trace: the deoptimisation tests' shared part. Each test also
+// checks that the code it watches had been optimised before the phase that
+// could throw it away: else no deopt could show, and the test would pass for
+// nothing (a later tier-up, a changed trace format).
+import { assert, assertEquals } from "@std/assert";
 
-/** The child's stdout (where V8 writes the trace); fails unless it exits with 0. */
+/**
+ * The child's stdout (where V8 writes the trace); fails unless it exits with
+ * 0. Natives syntax is on for the fixture's markers (_v8_trace_marker.ts).
+ */
 export async function deoptTrace(fixture: URL, v8Flags: readonly string[] = []): Promise<string> {
   const output = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "--allow-env",
       "--allow-read",
-      `--v8-flags=${["--trace-deopt", ...v8Flags].join(",")}`,
+      `--v8-flags=${
+        ["--trace-deopt", "--trace-opt", "--allow-natives-syntax", ...v8Flags].join(",")
+      }`,
       fixture.href,
     ],
     stdout: "piped",
@@ -30,4 +38,19 @@ export function droppedWithMaps(trace: string): string[] {
       /<SharedFunctionInfo (\S*)>\) \(opt id \d+\) for deoptimization, reason: embedded weak objects cleared/g,
     ),
   ].map(([, name]) => name);
+}
+
+/**
+ * The functions V8 finished optimising on their own (not only inlined into
+ * others) before the fixture called `markV8Trace(marker)`; fails if it never
+ * did.
+ */
+export function optimisedBefore(trace: string, marker: string): Set<string> {
+  const at = trace.search(new RegExp(`completed compiling \\S+ <JSFunction ${marker} `));
+  assert(at >= 0, `the fixture wrote no ${marker} marker into V8's trace`);
+  return new Set(
+    [...trace.slice(0, at).matchAll(/completed compiling \S+ <JSFunction (\S+) /g)].map(
+      ([, name]) => name,
+    ),
+  );
 }

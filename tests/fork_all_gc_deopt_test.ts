@@ -4,9 +4,10 @@
 // optimised function that checks for it ("embedded weak objects cleared"),
 // so each batch after such a GC ran from unoptimised code (BENCHMARKS.md,
 // "forkAll after 6d497a9"). A child process runs batches with a GC between
-// them under `--trace-deopt`; the V8 trace names each function thrown away.
+// them under `--trace-deopt --trace-opt`; the V8 trace names each function
+// thrown away, and each optimised before the first GC.
 import { assertEquals } from "@std/assert";
-import { deoptTrace, droppedWithMaps } from "./_deopt_trace.ts";
+import { deoptTrace, droppedWithMaps, optimisedBefore } from "./_deopt_trace.ts";
 
 const FIXTURE = new URL("./fixtures/fork_all_gcs.ts", import.meta.url);
 
@@ -29,9 +30,14 @@ const ITEM_PATH = new Set([
   "stopReturned",
 ]);
 
+/** Compiled on their own before the first GC in every traced run. */
+const OPTIMISED_FIRST = ["admit", "invokeInLane"];
+
 Deno.test("forkAll", async (t) => {
   await t.step("a full GC between batches throws away none of an item's path", async () => {
     const trace = await deoptTrace(FIXTURE, ["--expose-gc"]);
+    const optimised = optimisedBefore(trace, "firstFullGc");
+    assertEquals(OPTIMISED_FIRST.filter((name) => !optimised.has(name)), []);
     const dropped = droppedWithMaps(trace).filter((name) => ITEM_PATH.has(name));
     assertEquals(dropped, []);
   });

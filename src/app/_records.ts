@@ -34,8 +34,10 @@ export class ForkedRecord extends ProcessRecord implements Settler<unknown> {
   static {
     // A queued fork's grant fulfils a promise with its record, and fulfilling
     // with an object looks up its `then`: without one anywhere, the lookup
-    // walks the whole prototype chain, about 0.15 µs of every hand-off (the
-    // record is never exposed, so nothing else sees this).
+    // walks the whole prototype chain, about 0.15 µs of every hand-off. The
+    // only user code that ever holds a record is an OpenTelemetry context
+    // manager, which passes it on to procpool's own callback: to it a
+    // `then` of undefined is what any plain object has.
     Object.defineProperty(this.prototype, "then", { value: undefined });
   }
 
@@ -86,7 +88,7 @@ export class ItemRecord extends ProcessRecord {
  * life, and their LangL objects with them. V8 reaches the hidden class ("map") of a class's finished
  * instances from the class only through weak links, so a full GC that finds
  * no instance drops it, and every function optimised for it is thrown away
- * with it (`--trace-deopt`: "embedded weak objects cleared", 20-46 functions
+ * with it (`--trace-deopt`: "embedded weak objects cleared", 19-46 functions
  * at each such GC). A forkAll after one (a long-lived program's major GC
  * between batches, or the benchmark's forced GC before each run) then ran
  * from unoptimised code: forkAll over 200 000 items took 190-220 ms instead
