@@ -3,7 +3,7 @@
 // and with it every function optimised for it ("embedded weak objects
 // cleared" under `--trace-deopt`): the handle's and the forked record's were
 // dropped at the GC before each run, and each run started from unoptimised
-// code (BENCHMARKS.md, "fork+await's maps"). A child process runs three
+// code (BENCHMARKS.md, "fork+await after `98e1147`"). A child process runs three
 // runs with a forced GC before each; the V8 trace names each function thrown
 // away, and each optimised before the second run's GC.
 import { assertEquals } from "@std/assert";
