@@ -33,7 +33,10 @@ export interface RowSpec {
   /** `short`: how holds under 2 ms are made (_short_hold.ts). */
   load?: { lanes: number; holdMinMs: number; holdMaxMs: number; short: ShortHold };
   idle?: { holders: number; waiters: number };
-  /** Load rows: how long jobs keep starting after the warm-up. The idle row: how long the quiet window lasts. */
+  /**
+   * Load rows: how long jobs keep starting after the warm-up. The idle row:
+   * how long the quiet window lasts.
+   */
   ms: number;
 }
 
@@ -99,7 +102,7 @@ export async function runRow(
     // The idle row also waits before its window and drains after it.
     const reports = await Promise.all(
       workers.map(async (worker) =>
-        JSON.parse(await worker.line("its report", spec.ms + 60_000)) as WorkerReport
+        JSON.parse(await worker.line("its report", WARM_UP_MS + spec.ms + 60_000)) as WorkerReport
       ),
     );
     if (!commands) {

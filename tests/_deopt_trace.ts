@@ -33,11 +33,33 @@ export async function deoptTrace(fixture: URL, v8Flags: readonly string[] = []):
  * optimised for ("embedded weak objects cleared"), one entry per time.
  */
 export function droppedWithMaps(trace: string): string[] {
-  return [
-    ...trace.matchAll(
-      /<SharedFunctionInfo (\S*)>\) \(opt id \d+\) for deoptimization, reason: embedded weak objects cleared/g,
-    ),
-  ].map(([, name]) => name);
+  const dropped = new RegExp(
+    String.raw`<SharedFunctionInfo ?(\S*)>\) \(opt id \d+\) for deoptimization, ` +
+      "reason: embedded weak objects cleared",
+    "g",
+  );
+  return [...trace.matchAll(dropped)].map(([, name]) => name || "(anonymous)");
+}
+
+/**
+ * Fails unless at least `atLeast` of `names` were optimised on their own
+ * before the fixture's `marker`. Which of a path's functions V8 compiles on
+ * their own and which it only inlines into a caller varies with the
+ * compiler threads' speed, so a control names several and asks for some.
+ */
+export function assertOptimisedBefore(
+  trace: string,
+  marker: string,
+  names: readonly string[],
+  atLeast: number,
+): void {
+  const optimised = optimisedBefore(trace, marker);
+  const found = names.filter((name) => optimised.has(name));
+  assert(
+    found.length >= atLeast,
+    `only ${found.length} of ${names.join(", ")} optimised before ${marker} ` +
+      `(at least ${atLeast} expected): the test could not have seen a deopt`,
+  );
 }
 
 /**

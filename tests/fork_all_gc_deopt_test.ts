@@ -7,7 +7,7 @@
 // them under `--trace-deopt --trace-opt`; the V8 trace names each function
 // thrown away, and each optimised before the first GC.
 import { assertEquals } from "@std/assert";
-import { deoptTrace, droppedWithMaps, optimisedBefore } from "./_deopt_trace.ts";
+import { assertOptimisedBefore, deoptTrace, droppedWithMaps } from "./_deopt_trace.ts";
 
 const FIXTURE = new URL("./fixtures/fork_all_gcs.ts", import.meta.url);
 
@@ -30,14 +30,10 @@ const ITEM_PATH = new Set([
   "stopReturned",
 ]);
 
-/** Compiled on their own before the first GC in every traced run. */
-const OPTIMISED_FIRST = ["admit", "invokeInLane"];
-
 Deno.test("forkAll", async (t) => {
   await t.step("a full GC between batches throws away none of an item's path", async () => {
     const trace = await deoptTrace(FIXTURE, ["--expose-gc"]);
-    const optimised = optimisedBefore(trace, "firstFullGc");
-    assertEquals(OPTIMISED_FIRST.filter((name) => !optimised.has(name)), []);
+    assertOptimisedBefore(trace, "firstFullGc", [...ITEM_PATH], 2);
     const dropped = droppedWithMaps(trace).filter((name) => ITEM_PATH.has(name));
     assertEquals(dropped, []);
   });

@@ -7,18 +7,25 @@
 // runs with a forced GC before each; the V8 trace names each function thrown
 // away, and each optimised before the second run's GC.
 import { assertEquals } from "@std/assert";
-import { deoptTrace, droppedWithMaps, optimisedBefore } from "./_deopt_trace.ts";
+import { assertOptimisedBefore, deoptTrace, droppedWithMaps } from "./_deopt_trace.ts";
 
 const FIXTURE = new URL("./fixtures/fork_await_runs.ts", import.meta.url);
 
-/** Compiled on their own during the first run in every traced run. */
-const OPTIMISED_FIRST = ["awaitResult", "handleFor", "recordOf"];
+/** The fork+await path whose code the dropped maps threw away. */
+const FORK_AWAIT_PATH = [
+  "admitProcess",
+  "awaitedRecord",
+  "awaitResult",
+  "forkProcess",
+  "handleFor",
+  "runGranted",
+  "scopeForkProcess",
+];
 
 Deno.test("fork+await across full GCs", async (t) => {
   await t.step("no function is thrown away for a map the GC dropped", async () => {
     const trace = await deoptTrace(FIXTURE, ["--expose-gc"]);
-    const optimised = optimisedBefore(trace, "firstFullGc");
-    assertEquals(OPTIMISED_FIRST.filter((name) => !optimised.has(name)), []);
+    assertOptimisedBefore(trace, "firstFullGc", FORK_AWAIT_PATH, 2);
     const thrownAway = droppedWithMaps(trace);
     assertEquals([...new Set(thrownAway)].sort(), []);
   });

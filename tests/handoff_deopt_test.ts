@@ -10,7 +10,7 @@
 // had been optimised by then (a later tier-up, a changed trace format), no
 // deopt could show and the check below would pass for nothing.
 import { assertEquals } from "@std/assert";
-import { deoptTrace, optimisedBefore } from "./_deopt_trace.ts";
+import { assertOptimisedBefore, deoptTrace } from "./_deopt_trace.ts";
 
 const FIXTURE = new URL("./fixtures/handoff_bursts.ts", import.meta.url);
 
@@ -27,17 +27,10 @@ const HAND_OFF_PATH = new Set([
   "stop",
 ]);
 
-/**
- * Compiled on their own during the first burst in every traced run, even on a
- * loaded machine (what they call is sometimes only inlined into them).
- */
-const OPTIMISED_FIRST = ["admitProcess", "announceStop"];
-
 Deno.test("fifo hand-off", async (t) => {
   await t.step("no function of its path deoptimises for want of type feedback", async () => {
     const trace = await deoptTrace(FIXTURE);
-    const optimised = optimisedBefore(trace, "secondBurst");
-    assertEquals(OPTIMISED_FIRST.filter((name) => !optimised.has(name)), []);
+    assertOptimisedBefore(trace, "secondBurst", [...HAND_OFF_PATH], 2);
     const deopts = [
       ...trace.matchAll(
         /reason: (Insufficient type feedback[^)]*)\): begin\. deoptimizing \S+ <JSFunction (\S+)/g,
