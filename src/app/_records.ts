@@ -88,8 +88,8 @@ export class ItemRecord extends ProcessRecord {
  * life, and their LangL objects with them. V8 reaches the hidden class
  * ("map") of a class's finished instances from the class only through weak
  * links, so a full GC that finds no instance drops it, and every function
- * optimised for it is thrown away with it (`--trace-deopt`: "embedded weak objects cleared", 19-46 functions
- * at each such GC). A forkAll after one (a long-lived program's major GC
+ * optimised for it is thrown away with it (`--trace-deopt`: "embedded weak
+ * objects cleared", 19-46 functions at each such GC). A forkAll after one (a long-lived program's major GC
  * between batches, or the benchmark's forced GC before each run) then ran
  * from unoptimised code: forkAll over 200 000 items took 190-220 ms instead
  * of 110-125 ms (BENCHMARKS.md, "forkAll after 6d497a9"; the test is
