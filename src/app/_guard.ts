@@ -35,7 +35,7 @@ export function runAsScript<A extends unknown[], R>(script: (...args: A) => R, .
 
 /** Calls `script(a)` marked as LangL code; returns what it returned, `adopted`. */
 export function runAdoptedAsScript<A, R>(script: (a: A) => R, a: A): unknown {
-  return insideScript.run(SCRIPT, callAdopted, script, a);
+  return callMarked(SCRIPT, script, a);
 }
 
 /**
@@ -53,7 +53,7 @@ export function callScript(
 ): unknown {
   return withItem
     ? runMarked(record, callAdopted2, fn, item, record.lang)
-    : runMarked(record, callAdopted, fn, record.lang);
+    : callMarked(record, fn, record.lang);
 }
 
 /**

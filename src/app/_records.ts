@@ -89,15 +89,15 @@ export class ItemRecord extends ProcessRecord {
  * ("map") of a class's finished instances from the class only through weak
  * links, so a full GC that finds no instance drops it, and every function
  * optimised for it is thrown away with it (`--trace-deopt`: "embedded weak
- * objects cleared", 19-46 functions at each such GC). A forkAll after one (a long-lived program's major GC
- * between batches, or the benchmark's forced GC before each run) then ran
- * from unoptimised code: forkAll over 200 000 items took 190-220 ms instead
- * of 110-125 ms (BENCHMARKS.md, "forkAll after 6d497a9"; the test is
- * tests/fork_all_gc_deopt_test.ts). The forked record (FORKED_MAP_KEEPER)
- * does the same for fork+await, whose handle keeps one too (_handle.ts):
- * without them, runGranted, awaitResult, awaitedRecord, handleFor, recordOf
- * and the handle's methods were thrown away at each such GC
- * (tests/fork_await_deopt_test.ts).
+ * objects cleared", 19-46 functions at each such GC). A forkAll after one (a
+ * long-lived program's major GC between batches, or the benchmark's forced
+ * GC before each run) then ran from unoptimised code: forkAll over 200 000
+ * items took 190-220 ms instead of 110-125 ms (BENCHMARKS.md, "forkAll after
+ * 6d497a9"; the test is tests/fork_all_gc_deopt_test.ts). The forked record
+ * (FORKED_MAP_KEEPER) does the same for fork+await, whose handle keeps one
+ * too (_handle.ts): without them, runGranted, awaitResult, awaitedRecord,
+ * handleFor, recordOf and the handle's methods were thrown away at each such
+ * GC (tests/fork_await_deopt_test.ts).
  */
 export const MAP_KEEPER: ItemRecord = new ItemRecord(
   { core: undefined } as unknown as ProcessOwner,
