@@ -2,7 +2,7 @@
 // cancellation state. Whatever a script can reach on it, at run time and not
 // only in the types, must be LangL and nothing of procpool's internals (no way
 // to request, inspect or hook a cancellation, nothing of AppL).
-import { assertEquals } from "@std/assert";
+import { assertEquals, assertStrictEquals } from "@std/assert";
 import type { LangL } from "../mod.ts";
 import { createTestRuntime } from "../testing.ts";
 
@@ -50,5 +50,20 @@ Deno.test("a script's lang exposes LangL and nothing else", async (t) => {
     await t.step("in evalLang", async () => {
       assertEquals(await app.evalLang((lang) => reachableNames(lang)), LANGL_MEMBERS);
     });
+  });
+});
+
+// Every fork builds one LangL object, and V8 builds an instance slowly when a
+// base class has fields to initialise (`#` fields always do): the cancellation
+// state is the LangL class's own (src/lang/cancellation.ts), so its class has
+// no base class at all (BENCHMARKS.md, "forkAll after 8626bf8").
+Deno.test("a process's lang is an instance of a class without a base class", async () => {
+  await using runtime = createTestRuntime({ maxProcesses: 1, seed: 1 });
+  const protoOfProto = (lang: LangL) => Object.getPrototypeOf(Object.getPrototypeOf(lang));
+  await runtime.runApp(async (app) => {
+    const handle = await app.forkProcess((lang) => protoOfProto(lang));
+    assertStrictEquals(await app.awaitResult(handle), Object.prototype);
+    const [item] = await app.forkAll([0], (_, lang) => protoOfProto(lang));
+    assertStrictEquals(item, Object.prototype);
   });
 });

@@ -60,9 +60,9 @@ export function lockWaitsOf(holder: LockHolder): GraphLock[] {
 
 /**
  * A party that can hold and wait for variables' locks: a process's (or an
- * evalLang script's) LangL object, through its Cancellation base class (one
- * base class rather than two: each level is one more constructor per
- * process). Its waits are kept in the graph's own table.
+ * evalLang script's) LangL object, as the Cancellation it also is (no base
+ * class of its own: each level is one more constructor per process, and a
+ * slow one if it has fields). Its waits are kept in the graph's own table.
  */
 export type LockHolder = Cancellation;
 

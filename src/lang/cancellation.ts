@@ -8,9 +8,10 @@
 // memory locality: the state then sits in the LangL object's cache lines
 // instead of in an object the garbage collector places elsewhere.
 //
-// Its operations are module functions rather than methods, so that a script,
-// which holds its `lang`, cannot reach them; `signal` is the one public member
-// and is part of LangL. The AbortController behind it is created only when
+// The fields are `#` fields of the LangL class itself, and the operations
+// module functions rather than methods, so that a script, which holds its
+// `lang`, can reach neither; `signal` is the one public member and is part of
+// LangL. (A worker's LangL keeps just a reason and a signal: worker_lang.ts.) The AbortController behind it is created only when
 // somebody asks for the signal: most processes never do.
 import type { ProcessCancelledError } from "../errors.ts";
 
@@ -22,20 +23,115 @@ export interface CancelHook {
   cancelled(reason: ProcessCancelledError): void;
 }
 
+/**
+ * What few processes need: a name, the controller behind `signal`, and hooks
+ * beyond the first. One field of every LangL object instead of three (each
+ * process allocates one LangL object, so its fields are paid on every fork).
+ */
+export class RareCancellation {
+  name: string | undefined = undefined;
+  controller: AbortController | undefined = undefined;
+  moreHooks: Set<CancelHook> | undefined = undefined;
+}
+
+/**
+ * A process's LangL object, which holds its cancellation state in `#` fields
+ * of its own class (LangInterpreter). Not in a base class: V8 builds an
+ * instance slowly when a base class has fields to initialise, and `#` fields
+ * always do; a LangInterpreter took 27-28 ns to build as a subclass of a
+ * class holding these fields, 9-11 ns holding them itself (2 M in a loop;
+ * BENCHMARKS.md, "forkAll after 8626bf8"). Also the lock holder of the lock
+ * graph (_lock_graph.ts): the process's id and name.
+ */
+export interface Cancellation {
+  /** The process id (0 for an evalLang script). */
+  readonly processId: number;
+  /** Aborted with the cancellation's reason once the process is cancelled. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Reads and writes of the state's fields, given once by the class that
+ * holds them (holdCancellationState): only its own code can reach `#`
+ * fields, and a script, which holds its `lang`, must reach none of them.
+ */
+export interface CancellationFields {
+  reason(cancellation: Cancellation): ProcessCancelledError | undefined;
+  setReason(cancellation: Cancellation, reason: ProcessCancelledError): void;
+  /** A process usually has at most one pending delay: one slot, then a Set. */
+  hook(cancellation: Cancellation): CancelHook | number | undefined;
+  setHook(cancellation: Cancellation, hook: CancelHook | number | undefined): void;
+  rare(cancellation: Cancellation): RareCancellation | undefined;
+  setRare(cancellation: Cancellation, rare: RareCancellation): void;
+}
+
+let fields: CancellationFields;
+
+/** Called once, by the class that holds the state. */
+export function holdCancellationState(holder: CancellationFields): void {
+  fields = holder;
+}
+
+/** The initial value of the state's rare part: none without a name. */
+export function initialRare(name: string | undefined): RareCancellation | undefined {
+  if (name === undefined) return undefined;
+  const rare = new RareCancellation();
+  rare.name = name;
+  return rare;
+}
+
+function rareOf(cancellation: Cancellation): RareCancellation {
+  let rare = fields.rare(cancellation);
+  if (rare === undefined) fields.setRare(cancellation, rare = new RareCancellation());
+  return rare;
+}
+
+/** The `signal` of a LangL object; its AbortController is made on the first ask. */
+export function cancellationSignal(cancellation: Cancellation): AbortSignal {
+  const rare = rareOf(cancellation);
+  if (rare.controller === undefined) {
+    rare.controller = new AbortController();
+    const reason = fields.reason(cancellation);
+    if (reason !== undefined) rare.controller.abort(reason);
+  }
+  return rare.controller.signal;
+}
+
 /** The error a cancelled process's operations reject with; undefined while not cancelled. */
-export let cancellationReason: (cancellation: Cancellation) => ProcessCancelledError | undefined;
+export function cancellationReason(cancellation: Cancellation): ProcessCancelledError | undefined {
+  return fields.reason(cancellation);
+}
 
 /** Requests cancellation and calls the hooks; false if it was already requested. */
-export let requestCancellation: (
+export function requestCancellation(
   cancellation: Cancellation,
   reason: ProcessCancelledError,
-) => boolean;
+): boolean {
+  if (fields.reason(cancellation) !== undefined) return false;
+  fields.setReason(cancellation, reason);
+  const rare = fields.rare(cancellation);
+  rare?.controller?.abort(reason);
+  const first = fields.hook(cancellation);
+  const hook = typeof first === "number" ? findPlaced(cancellation, first) : first;
+  const more = rare?.moreHooks;
+  fields.setHook(cancellation, undefined);
+  if (more !== undefined) rare!.moreHooks = undefined;
+  hook?.cancelled(reason);
+  if (more !== undefined) { for (const other of more) other.cancelled(reason); }
+  return true;
+}
 
 /** Calls `hook.cancelled` on cancellation, unless removed first. */
-export let addCancelHook: (cancellation: Cancellation, hook: CancelHook) => void;
+export function addCancelHook(cancellation: Cancellation, hook: CancelHook): void {
+  if (fields.hook(cancellation) === undefined) fields.setHook(cancellation, hook);
+  else (rareOf(cancellation).moreHooks ??= new Set()).add(hook);
+}
 
 /** Forgets a hook whose operation ended on its own (a delay that fired). */
-export let removeCancelHook: (cancellation: Cancellation, hook: CancelHook) => void;
+export function removeCancelHook(cancellation: Cancellation, hook: CancelHook): void {
+  if (fields.hook(cancellation) === hook) fields.setHook(cancellation, undefined);
+  else fields.rare(cancellation)?.moreHooks?.delete(hook);
+}
 
 /**
  * Takes the hook's first slot by a number, a place from which `findPlaced`
@@ -44,10 +140,16 @@ export let removeCancelHook: (cancellation: Cancellation, hook: CancelHook) => v
  * V8's old generation: writing it a pointer to each new delay cost about as
  * much as the rest of a virtual delay, writing it a small integer nothing.
  */
-export let addPlacedHook: (cancellation: Cancellation, place: number) => boolean;
+export function addPlacedHook(cancellation: Cancellation, place: number): boolean {
+  if (fields.hook(cancellation) !== undefined) return false;
+  fields.setHook(cancellation, place);
+  return true;
+}
 
 /** Forgets a hook taken by addPlacedHook. */
-export let removePlacedHook: (cancellation: Cancellation, place: number) => void;
+export function removePlacedHook(cancellation: Cancellation, place: number): void {
+  if (fields.hook(cancellation) === place) fields.setHook(cancellation, undefined);
+}
 
 let findPlaced: (cancellation: Cancellation, place: number) => CancelHook | undefined = () =>
   undefined;
@@ -59,86 +161,9 @@ export function setPlacedHookFinder(
   findPlaced = find;
 }
 
-/**
- * What few processes need: a name, the controller behind `signal`, and hooks
- * beyond the first. One field of every LangL object instead of three (each
- * process allocates one LangL object, so its fields are paid on every fork).
- */
-class RareCancellation {
-  name: string | undefined = undefined;
-  controller: AbortController | undefined = undefined;
-  moreHooks: Set<CancelHook> | undefined = undefined;
-}
-
 /** The process's name, if it has one (a lock holder's, for its label). */
-export let holderName: (cancellation: Cancellation) => string | undefined;
-
-/**
- * Also the lock holder of the lock graph (_lock_graph.ts): the process's id
- * and name.
- */
-export abstract class Cancellation {
-  /** The process id (0 for an evalLang script). */
-  abstract readonly processId: number;
-  #reason: ProcessCancelledError | undefined = undefined;
-  // A process usually has at most one pending delay: one slot, then a Set.
-  // The slot holds a hook, or the place of one (addPlacedHook).
-  #hook: CancelHook | number | undefined = undefined;
-  #rare: RareCancellation | undefined = undefined;
-
-  constructor(name: string | undefined) {
-    if (name !== undefined) (this.#rare = new RareCancellation()).name = name;
-  }
-
-  /** Aborted with the cancellation's reason once the process is cancelled. */
-  get signal(): AbortSignal {
-    const rare = this.#rare ??= new RareCancellation();
-    if (rare.controller === undefined) {
-      rare.controller = new AbortController();
-      if (this.#reason !== undefined) rare.controller.abort(this.#reason);
-    }
-    return rare.controller.signal;
-  }
-
-  static {
-    holderName = (cancellation) => cancellation.#rare?.name;
-    cancellationReason = (cancellation) => cancellation.#reason;
-
-    requestCancellation = (cancellation, reason) => {
-      if (cancellation.#reason !== undefined) return false;
-      cancellation.#reason = reason;
-      const rare = cancellation.#rare;
-      rare?.controller?.abort(reason);
-      const first = cancellation.#hook;
-      const hook = typeof first === "number" ? findPlaced(cancellation, first) : first;
-      const more = rare?.moreHooks;
-      cancellation.#hook = undefined;
-      if (more !== undefined) rare!.moreHooks = undefined;
-      hook?.cancelled(reason);
-      if (more !== undefined) { for (const other of more) other.cancelled(reason); }
-      return true;
-    };
-
-    addCancelHook = (cancellation, hook) => {
-      if (cancellation.#hook === undefined) cancellation.#hook = hook;
-      else (((cancellation.#rare ??= new RareCancellation()).moreHooks) ??= new Set()).add(hook);
-    };
-
-    removeCancelHook = (cancellation, hook) => {
-      if (cancellation.#hook === hook) cancellation.#hook = undefined;
-      else cancellation.#rare?.moreHooks?.delete(hook);
-    };
-
-    addPlacedHook = (cancellation, place) => {
-      if (cancellation.#hook !== undefined) return false;
-      cancellation.#hook = place;
-      return true;
-    };
-
-    removePlacedHook = (cancellation, place) => {
-      if (cancellation.#hook === place) cancellation.#hook = undefined;
-    };
-  }
+export function holderName(cancellation: Cancellation): string | undefined {
+  return fields.rare(cancellation)?.name;
 }
 
 /** Throws the cancellation's reason if it was requested. */

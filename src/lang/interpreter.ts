@@ -12,11 +12,16 @@ import {
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { LogLevel } from "../runtime/observer.ts";
 import type { RandomStream } from "../runtime/random.ts";
+import type { ProcessCancelledError } from "../errors.ts";
 import {
   addCancelHook,
   addPlacedHook,
-  Cancellation,
+  type CancelHook,
+  cancellationSignal,
+  holdCancellationState,
   holderName,
+  initialRare,
+  type RareCancellation,
   setPlacedHookFinder,
   throwIfCancelled,
 } from "./cancellation.ts";
@@ -47,14 +52,30 @@ let enter: (lang: LangInterpreter | undefined, op: string) => void;
 /** Gives a process's LangL its lease's fencing token (the process holds a lease). */
 export let setFence: (lang: LangInterpreter, fence: number) => void;
 
-/** A process's LangL object, which also carries its cancellation state. */
-export class LangInterpreter extends Cancellation implements LangL {
+/**
+ * A process's LangL object, which also carries its cancellation state: its
+ * fields are this class's own (see Cancellation), the operations on them
+ * cancellation.ts's.
+ */
+export class LangInterpreter implements LangL {
+  #reason: ProcessCancelledError | undefined = undefined;
+  // The slot holds a hook, or the place of one (addPlacedHook).
+  #hook: CancelHook | number | undefined = undefined;
+  #rare: RareCancellation | undefined;
   readonly #core: RuntimeCore;
   // The random stream and the fencing token, which few processes have: one
   // field instead of two (the name is Cancellation's, see holderName).
   #extras: LangExtras | undefined = undefined;
 
   static {
+    holdCancellationState({
+      reason: (lang) => (lang as LangInterpreter).#reason,
+      setReason: (lang, reason) => (lang as LangInterpreter).#reason = reason,
+      hook: (lang) => (lang as LangInterpreter).#hook,
+      setHook: (lang, hook) => (lang as LangInterpreter).#hook = hook,
+      rare: (lang) => (lang as LangInterpreter).#rare,
+      setRare: (lang, rare) => (lang as LangInterpreter).#rare = rare,
+    });
     setFence = (lang, fence) => (lang.#extras ??= new LangExtras()).fence = fence;
     setPlacedHookFinder((lang, place) => {
       if (!(lang instanceof LangInterpreter)) return undefined;
@@ -64,8 +85,13 @@ export class LangInterpreter extends Cancellation implements LangL {
   }
 
   constructor(core: RuntimeCore, readonly processId: number, name: string | undefined) {
-    super(name);
+    this.#rare = initialRare(name);
     this.#core = core;
+  }
+
+  /** Aborted with the cancellation's reason once the process is cancelled. */
+  get signal(): AbortSignal {
+    return cancellationSignal(this);
   }
 
   get fence(): number | undefined {

@@ -11,7 +11,7 @@ import {
   requireSafeInteger,
   show,
 } from "../_validate.ts";
-import { Cancellation, throwIfCancelled } from "../lang/cancellation.ts";
+import type { ProcessCancelledError } from "../errors.ts";
 import type { LangL, SharedVar, Transaction } from "../lang/lang.ts";
 import { BufferedTransaction } from "../lang/_transaction.ts";
 import type { VarCell } from "../lang/shared_var.ts";
@@ -52,7 +52,17 @@ export interface RequestHandlers {
   thrown?: { error: unknown };
 }
 
-export class WorkerLang extends Cancellation implements LangL {
+/** The error the worker's LangL operations reject with once its process is cancelled. */
+export let workerCancellationReason: (lang: WorkerLang) => ProcessCancelledError | undefined;
+
+/** Cancels the worker's LangL (its signal aborts); false if it was already cancelled. */
+export let cancelWorkerLang: (lang: WorkerLang, reason: ProcessCancelledError) => boolean;
+
+export class WorkerLang implements LangL {
+  // The process's cancellation: just its reason and signal, as the worker
+  // keeps no hooks (what waits is the runtime's, which cancels there). One
+  // per worker run, so made up front.
+  readonly #cancellation = new AbortController();
   readonly #run: RunChannel;
   readonly #seed: number;
   #stream: RandomStream | undefined = undefined;
@@ -60,20 +70,35 @@ export class WorkerLang extends Cancellation implements LangL {
   constructor(
     run: RunChannel,
     readonly processId: number,
-    name: string | undefined,
     seed: number,
     /** The host process's lease token, sent with the run. */
     readonly fence: number | undefined,
   ) {
-    super(name);
     this.#run = run;
     this.#seed = seed;
+  }
+
+  static {
+    workerCancellationReason = (lang) => {
+      const signal = lang.#cancellation.signal;
+      return signal.aborted ? signal.reason : undefined;
+    };
+    cancelWorkerLang = (lang, reason) => {
+      if (lang.#cancellation.signal.aborted) return false;
+      lang.#cancellation.abort(reason);
+      return true;
+    };
+  }
+
+  /** Aborted with the cancellation's reason once the process is cancelled. */
+  get signal(): AbortSignal {
+    return this.#cancellation.signal;
   }
 
   delay(ms: number): Promise<void> {
     try {
       requireDuration("delay ms", ms);
-      throwIfCancelled(this);
+      this.#cancellation.signal.throwIfAborted();
       return this.#run.request("delay", ms) as Promise<void>;
     } catch (error) {
       return Promise.reject(error);
@@ -112,7 +137,7 @@ export class WorkerLang extends Cancellation implements LangL {
   readVar<T>(variable: SharedVar<T>): Promise<T> {
     try {
       const cell = this.#run.cellOf(variable, "readVar");
-      throwIfCancelled(this);
+      this.#cancellation.signal.throwIfAborted();
       return this.#run.request("readVar", cell.id) as Promise<T>;
     } catch (error) {
       return Promise.reject(error);
@@ -122,7 +147,7 @@ export class WorkerLang extends Cancellation implements LangL {
   writeVar<T>(variable: SharedVar<T>, value: T): Promise<void> {
     try {
       const cell = this.#run.cellOf(variable, "writeVar");
-      throwIfCancelled(this);
+      this.#cancellation.signal.throwIfAborted();
       return this.#run.request("writeVar", cell.id, this.#run.encode(value)) as Promise<void>;
     } catch (error) {
       return Promise.reject(error);
@@ -133,7 +158,7 @@ export class WorkerLang extends Cancellation implements LangL {
     try {
       const cell = this.#run.cellOf(variable, "modifyVar");
       requireFunction("modifyVar f", f);
-      throwIfCancelled(this);
+      this.#cancellation.signal.throwIfAborted();
       let next: T;
       const handlers: RequestHandlers = {
         onCall: async (value) => {
@@ -166,7 +191,7 @@ export class WorkerLang extends Cancellation implements LangL {
       const cells = [
         ...new Set(vars.map((v, i) => this.#run.cellOf(v, `atomically vars[${i}]`))),
       ];
-      throwIfCancelled(this);
+      this.#cancellation.signal.throwIfAborted();
       let result: R;
       const handlers: RequestHandlers = {
         onCall: async (values) => {
@@ -221,7 +246,7 @@ export class WorkerLang extends Cancellation implements LangL {
   evalIO<T>(io: (signal: AbortSignal) => Promise<T>, options?: unknown): Promise<T> {
     try {
       requireFunction("evalIO io", io);
-      throwIfCancelled(this);
+      this.#cancellation.signal.throwIfAborted();
       const controller = new AbortController();
       let outcome: Promise<T> | undefined;
       return this.#run.request("evalIO", options, undefined, {

@@ -2,7 +2,6 @@
 // WorkerLang, and the answers to the runtime's messages for it. It imports
 // nothing of the application layer: a worker script cannot fork.
 import { ProcessCancelledError } from "../errors.ts";
-import { cancellationReason, requestCancellation } from "../lang/cancellation.ts";
 import type { SharedVar } from "../lang/lang.ts";
 import { VarCell } from "../lang/shared_var.ts";
 import { show } from "../_validate.ts";
@@ -19,7 +18,13 @@ import {
   VAR_REF,
   varRefId,
 } from "./protocol.ts";
-import { type RequestHandlers, type RunChannel, WorkerLang } from "./worker_lang.ts";
+import {
+  cancelWorkerLang,
+  type RequestHandlers,
+  type RunChannel,
+  workerCancellationReason,
+  WorkerLang,
+} from "./worker_lang.ts";
 
 export type RunMessage = Extract<ToWorker, { t: "run" }>;
 
@@ -43,7 +48,7 @@ export class WorkerRun implements RunChannel {
   loading = true;
 
   constructor(readonly worker: WorkerLoop, readonly spec: RunMessage) {
-    this.lang = new WorkerLang(this, spec.pid, spec.name, spec.seed, spec.fence);
+    this.lang = new WorkerLang(this, spec.pid, spec.seed, spec.fence);
   }
 
   now(): number {
@@ -155,9 +160,9 @@ export class WorkerRun implements RunChannel {
           pending.resolve(pending.local!());
         } else if (pending.thrown !== undefined) {
           pending.reject(pending.thrown.error);
-        } else if (message.c && cancellationReason(this.lang) !== undefined) {
+        } else if (message.c && workerCancellationReason(this.lang) !== undefined) {
           // The script sees its own reason, the one its signal carries.
-          pending.reject(cancellationReason(this.lang));
+          pending.reject(workerCancellationReason(this.lang));
         } else {
           pending.reject(decodeError(message.e));
         }
@@ -169,7 +174,7 @@ export class WorkerRun implements RunChannel {
           cause: data.cause === undefined ? undefined : decodeError(data.cause),
         });
         if (data.name !== undefined) reason.name = data.name;
-        requestCancellation(this.lang, reason);
+        cancelWorkerLang(this.lang, reason);
         return;
       }
       case "call": {
