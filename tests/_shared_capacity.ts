@@ -81,21 +81,19 @@ export class Holds {
 /** The store's keys for `key`, by name (see redis_store.ts). */
 export function storeKeys(key: string): {
   leases: string;
-  held: string;
-  want: string;
   waiters: string;
-  meta: string;
+  state: string;
   fence: string;
 } {
-  const [leases, held, want, waiters, meta, fence] = redisKeys(key).keys;
-  return { leases, held, want, waiters, meta, fence };
+  const [leases, waiters, state, fence] = redisKeys(key).keys;
+  return { leases, waiters, state, fence };
 }
 
 /** How many runtimes the store has recorded as waiting on `key`. */
 export async function waitingRuntimes(redis: Redis, key: string): Promise<number> {
-  // Each waiter's count, beside its wait record's tag (a field named "\t" + holder).
-  const fields = await redis.hkeys(storeKeys(key).want);
-  return fields.filter((field) => !field.startsWith("\t")).length;
+  // Each waiter's count is a field named "w" + holder in the state hash.
+  const fields = await redis.hkeys(storeKeys(key).state);
+  return fields.filter((field) => field.startsWith("w")).length;
 }
 
 /** How many connections the server has (the caller's among them). */

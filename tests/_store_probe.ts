@@ -8,7 +8,7 @@ import { redisKeys } from "../src/runtime/shared/redis_store.ts";
 import type { StoreModel } from "./_store_model.ts";
 
 /** The keys the invariants read, by the name redisKeys gives them (others may be added). */
-const NAMES = ["leases", "held", "want", "waiters", "meta", "handed", "fence"] as const;
+const NAMES = ["leases", "waiters", "state", "fence"] as const;
 type Name = typeof NAMES[number];
 
 export interface StoreState {
@@ -17,11 +17,11 @@ export interface StoreState {
   /** fence -> holder and deadline (ms, Redis clock). */
   readonly leases: Map<number, { holder: string; deadline: number }>;
   readonly held: Record<string, string>;
-  /** holder -> leases it waits for (the want hash's count fields). */
+  /** holder -> leases it waits for (the state hash's fields named "w" + holder). */
   readonly want: Record<string, string>;
   /** holder -> wait record expiry (ms, Redis clock). */
   readonly waiters: Map<string, number>;
-  /** holder -> the tag of its wait record (the want hash's fields named "\t" + holder). */
+  /** holder -> the tag of its wait record (the state hash's fields named "t" + holder). */
   readonly tag: Record<string, string>;
   readonly handed: Record<string, string>;
   readonly metaLimit: string | null;
@@ -47,9 +47,8 @@ export function keyNames(key: string): Record<Name, string> {
 export async function readState(redis: Redis, key: string): Promise<StoreState> {
   const k = keyNames(key);
   const tx = redis.multi().time()
-    .zrange(k.leases, "0", "-1", "WITHSCORES").hgetall(k.held).hgetall(k.want)
-    .zrange(k.waiters, "0", "-1", "WITHSCORES").hgetall(k.handed)
-    .hmget(k.meta, "limit", "seq", "due").get(k.fence);
+    .zrange(k.leases, "0", "-1", "WITHSCORES").hgetall(k.state)
+    .zrange(k.waiters, "0", "-1", "WITHSCORES").get(k.fence);
   for (const name of NAMES) tx.call("PEXPIRETIME", k[name]);
   const replies = await tx.exec();
   if (!replies) throw new Error("MULTI aborted");
@@ -57,14 +56,9 @@ export async function readState(redis: Redis, key: string): Promise<StoreState> 
     if (error) throw error;
     return value;
   });
-  const [time, leases, held, wantHash, waiters, handed, meta, fence] = out;
-  const want: Record<string, string> = {};
-  const tag: Record<string, string> = {};
-  for (const [field, value] of Object.entries(wantHash as Record<string, string>)) {
-    if (field.startsWith("\t")) tag[field.slice(1)] = value;
-    else want[field] = value;
-  }
-  const [metaLimit, metaSeq, metaDue] = meta as (string | null)[];
+  const [time, leases, stateHash, waiters, fence] = out;
+  const { held, want, tag, handed, meta } = splitState(stateHash as Record<string, string>);
+  const [metaLimit, metaSeq, metaDue] = [meta.limit ?? null, meta.seq ?? null, meta.due ?? null];
   const [s, us] = time as string[];
   const pairs = (flat: string[]) =>
     Array.from(
@@ -88,11 +82,32 @@ export async function readState(redis: Redis, key: string): Promise<StoreState> 
     metaSeq,
     metaDue,
     fence: fence as string | null,
-    expireAt: Object.fromEntries(NAMES.map((name, i) => [name, out[8 + i] as number])) as Record<
+    expireAt: Object.fromEntries(NAMES.map((name, i) => [name, out[5 + i] as number])) as Record<
       Name,
       number
     >,
   };
+}
+
+/** The state hash's fields by kind: the first character names it (_lease_script.ts, KEYS 3). */
+export function splitState(hash: Record<string, string>): {
+  held: Record<string, string>;
+  want: Record<string, string>;
+  tag: Record<string, string>;
+  handed: Record<string, string>;
+  meta: Record<string, string>;
+} {
+  const split = { held: {}, want: {}, tag: {}, handed: {}, meta: {} } as Record<
+    "held" | "want" | "tag" | "handed" | "meta",
+    Record<string, string>
+  >;
+  const kinds = { h: "held", w: "want", t: "tag", d: "handed", "#": "meta" } as const;
+  for (const [field, value] of Object.entries(hash)) {
+    const kind = kinds[field[0] as keyof typeof kinds];
+    if (kind === undefined) throw new Error(`unknown state field ${JSON.stringify(field)}`);
+    split[kind][field.slice(1)] = value;
+  }
+  return split;
 }
 
 function sorted<T>(record: Record<string, T>): [string, T][] {

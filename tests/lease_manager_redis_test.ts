@@ -38,7 +38,7 @@ Deno.test("lease manager on redis", async (t) => {
       const waiting = waitFor(b);
       // b registered as waiting once the store says so.
       await until(
-        async () => await fx.redis.hget(redisKeys(s.key).keys[2], b.holder) !== null,
+        async () => await fx.redis.hget(redisKeys(s.key).keys[2], `w${b.holder}`) !== null,
         5_000,
         "wait record",
       );

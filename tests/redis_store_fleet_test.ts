@@ -11,15 +11,15 @@ Deno.test("redis lease store: the fleet", async (t) => {
 
   await t.step("wait records who waits for how many; 0 withdraws", async () => {
     const store = fx.store({ limit: 1 });
-    const [, , want, waiters] = redisKeys(store.key).keys;
+    const [, waiters, state] = redisKeys(store.key).keys;
     await store.acquire("A", 1);
     assertEquals((await store.wait("B", 3)).othersWaiting, 0); // A holds but waits for nothing
-    assertEquals(await fx.redis.hget(want, "B"), "3");
+    assertEquals(await fx.redis.hget(state, "wB"), "3");
     assertEquals((await store.renew("A", [])).othersWaiting, 1);
     assertEquals((await store.wait("B", 2)).othersWaiting, 0); // B's own record does not count
-    assertEquals(await fx.redis.hget(want, "B"), "2");
+    assertEquals(await fx.redis.hget(state, "wB"), "2");
     await store.wait("B", 0);
-    assertEquals(await fx.redis.hexists(want, "B"), 0);
+    assertEquals(await fx.redis.hexists(state, "wB"), 0);
     assertEquals(await fx.redis.zscore(waiters, "B"), null);
     assertEquals((await store.renew("A", [])).othersWaiting, 0);
   });
@@ -29,7 +29,7 @@ Deno.test("redis lease store: the fleet", async (t) => {
     await store.acquire("A", 1);
     await store.wait("B", 1);
     assertEquals((await store.acquire("B", 1)).granted.length, 1);
-    assertEquals(await fx.redis.hexists(redisKeys(store.key).keys[2], "B"), 0);
+    assertEquals(await fx.redis.hexists(redisKeys(store.key).keys[2], "wB"), 0);
   });
 
   await t.step("a wait record nobody refreshes expires", async () => {
@@ -39,7 +39,7 @@ Deno.test("redis lease store: the fleet", async (t) => {
     await store.wait("B", 2);
     await sleep(40);
     assertEquals((await store.wait("A", 0)).othersWaiting, 0);
-    assertEquals(await fx.redis.hexists(redisKeys(store.key).keys[2], "B"), 0);
+    assertEquals(await fx.redis.hexists(redisKeys(store.key).keys[2], "wB"), 0);
   });
 
   await t.step(
@@ -64,8 +64,8 @@ Deno.test("redis lease store: the fleet", async (t) => {
     const a = await store.acquire("A", 8);
     assertEquals((await store.acquire("B", 8)).granted.length, 0);
     assertEquals((await store.acquire("C", 8)).granted.length, 0);
-    const held = redisKeys(store.key).keys[1];
-    const heldBy = async () => [await fx.redis.hget(held, "B"), await fx.redis.hget(held, "C")];
+    const state = redisKeys(store.key).keys[2];
+    const heldBy = async () => [await fx.redis.hget(state, "hB"), await fx.redis.hget(state, "hC")];
     // A keeps 2; B and C each want 8. 3 holders take part: a share is ceil(8/3) = 3.
     assertEquals((await store.release("A", a.granted.slice(2))).handedOver, 6);
     assertEquals(await heldBy(), ["3", "3"]); // 2 + 3 + 3: all 8 in use

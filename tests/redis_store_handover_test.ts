@@ -36,9 +36,9 @@ Deno.test("redis lease store: hand-over inside release", async (t) => {
         assertGreater(Number(fence), mine); // S8: a new grant, a new higher token
         const leftMs = Number(members[1]) - await redisNowMs(fx.redis);
         assert(leftMs > 9_000 && leftMs <= 10_000, `deadline ${leftMs} ms away`);
-        assertEquals(await fx.redis.hget(keys[2], "B"), "1"); // still waits for one
-        assertEquals(await fx.redis.hget(keys[1], "B"), "1");
-        assertEquals(await fx.redis.hget(keys[1], "A"), null);
+        assertEquals(await fx.redis.hget(keys[2], "wB"), "1"); // still waits for one
+        assertEquals(await fx.redis.hget(keys[2], "hB"), "1");
+        assertEquals(await fx.redis.hget(keys[2], "hA"), null);
         await until(() => notices.some((n) => n.kind === "granted"), 2_000, "grant notice");
         // B alone waits; it is the one runtime taking part: its share is the limit.
         // Its number is the release's: one call, one view.
@@ -75,9 +75,9 @@ Deno.test("redis lease store: hand-over inside release", async (t) => {
     await store.acquire("A", 3, 3); // the releaser waits too: it must not take its own back
     assertEquals((await store.release("A", a.slice(0, 1))).handedOver, 1);
     const { keys } = redisKeys(store.key);
-    assertEquals(await fx.redis.hget(keys[1], "D"), "1");
-    assertEquals(await fx.redis.hget(keys[2], "D"), null); // D's want is met: no wait record
-    assertEquals(await fx.redis.zscore(keys[3], "D"), null);
+    assertEquals(await fx.redis.hget(keys[2], "hD"), "1");
+    assertEquals(await fx.redis.hget(keys[2], "wD"), null); // D's want is met: no wait record
+    assertEquals(await fx.redis.zscore(keys[1], "D"), null);
     assertEquals((await store.acquire("D", 0)).handed?.length, 1);
   });
 
@@ -103,12 +103,10 @@ Deno.test("redis lease store: hand-over inside release", async (t) => {
       const store = fx.store({ limit: 1, leaseMs: 10_000 });
       const keys = redisKeys(store.key).keys;
       const [mine] = (await store.acquire("A", 1)).granted; // arms every key there is
-      await store.acquire("B", 1, 1); // creates want (count and tag), waiters
-      await store.release("A", [mine]); // hands over: creates handed
-      // B's wait is met: want, waiters gone
-      const live = ["leases", "held", "meta", "handed"].map((name) =>
-        keys.find((key) => key.endsWith(`:${name}`))!
-      );
+      await store.acquire("B", 1, 1); // creates waiters
+      await store.release("A", [mine]); // hands over: creates leases again
+      // B's wait is met: waiters gone
+      const live = ["leases", "state"].map((name) => keys.find((key) => key.endsWith(`:${name}`))!);
       assertEquals(await fx.redis.exists(...live), live.length);
       const ttls = await Promise.all(live.map((key) => fx.redis.pttl(key)));
       for (const ttl of ttls) assert(ttl > 10_000 && ttl <= 21_000, `ttls ${ttls}`);
@@ -139,13 +137,14 @@ Deno.test("redis lease store: hand-over inside release", async (t) => {
     "a lapsed lease an older script wrote (due not lowered) is reclaimed by the next call",
     async () => {
       // An older procpool's script writes a lease as below (ZADD, HINCRBY of
-      // held) and never lowers meta's 'due'; here its deadline has passed.
+      // its own held hash) and never lowers the state's '#due'; here its
+      // deadline has passed.
       const key = `older-${crypto.randomUUID()}`;
       const store = fx.store({ key, limit: 2, leaseMs: 10_000 });
       assertEquals((await store.acquire("N", 1)).granted.length, 1); // due: 10 s ahead
-      const [leases, held] = redisKeys(key).keys;
+      const [leases] = redisKeys(key).keys;
       await fx.redis.zadd(leases, (await redisNowMs(fx.redis)) - 1, "1:O");
-      await fx.redis.hincrby(held, "O", 1);
+      await fx.redis.hincrby(`procpool:{${key}}:held`, "O", 1);
       const first = await store.acquire("B", 1);
       assertEquals(first.granted, []); // it saw O's lease still there
       // Not negative: a waiter reads that as "no lease" and does not wake for it.

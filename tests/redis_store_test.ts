@@ -19,9 +19,9 @@ Deno.test("redis lease store: leases", async (t) => {
     assertEquals(a.othersWaiting, 0);
     const b = await store.acquire("B", 5);
     assertEquals(b.granted.length, 1);
-    const [leases, , want] = redisKeys(store.key).keys;
+    const [leases, , state] = redisKeys(store.key).keys;
     assertEquals(await fx.redis.zcard(leases), 3);
-    assertEquals(await fx.redis.hget(want, "B"), "4");
+    assertEquals(await fx.redis.hget(state, "wB"), "4");
     assert(strictlyIncreasing([...a.granted, ...b.granted]));
   });
 
@@ -73,9 +73,9 @@ Deno.test("redis lease store: leases", async (t) => {
       const { granted } = await store.acquire("A", 2);
       await sleep(40); // past the deadline on any clock
       assertEquals((await store.renew("A", granted)).lost, granted);
-      const [leases, held] = redisKeys(store.key).keys;
+      const [leases, , state] = redisKeys(store.key).keys;
       assertEquals(await fx.redis.zcard(leases), 0);
-      assertEquals(await fx.redis.hexists(held, "A"), 0);
+      assertEquals(await fx.redis.hexists(state, "hA"), 0);
       assertEquals((await store.acquire("B", 2)).granted.length, 2);
     },
   );
@@ -150,7 +150,7 @@ Deno.test("redis lease store: leases", async (t) => {
         assertEquals(granted?.kind === "granted" && granted.view?.seq, release.seq);
         // A stray DEL of the hash that keeps it, then a restart that loses
         // everything: the number goes on above, from Redis's clock.
-        await fx.redis.del(redisKeys(store.key).keys[4]); // :meta
+        await fx.redis.del(redisKeys(store.key).keys[2]); // :state
         seqs.push((await store.wait("B", 1, 8)).seq);
         await fx.server.restart();
         seqs.push((await store.acquire("C", 1)).seq);
@@ -187,30 +187,30 @@ Deno.test("redis lease store: leases", async (t) => {
       Error,
       "unknown op bogus",
     );
-    assertEquals(await fx.redis.exists(...keys), 0); // no :meta left behind without an expiry
+    assertEquals(await fx.redis.exists(...keys), 0); // no :state left behind without an expiry
   });
 
   await t.step("keys go when nothing is live, except the fence counter", async () => {
     const store = fx.store({ limit: 2 });
     const { keys } = redisKeys(store.key);
     const { granted } = await store.acquire("A", 3); // 2 leases and a wait for 1
-    for (const key of keys.slice(0, 5)) assertGreater(await fx.redis.pttl(key), 10_000);
-    assertEquals(await fx.redis.pttl(keys[5]), -1); // the fence counter never expires
+    for (const key of keys.slice(0, 3)) assertGreater(await fx.redis.pttl(key), 10_000);
+    assertEquals(await fx.redis.pttl(keys[3]), -1); // the fence counter never expires
     await store.release("A", granted);
-    assertEquals(await fx.redis.exists(...keys.slice(0, 4)), 2); // still waiting: want, waiters
+    assertEquals(await fx.redis.exists(...keys.slice(0, 3)), 2); // still waiting: waiters, state
     await store.wait("A", 0);
-    assertEquals(await fx.redis.exists(...keys.slice(0, 5)), 0);
-    assertEquals(await fx.redis.exists(keys[5]), 1);
+    assertEquals(await fx.redis.exists(...keys.slice(0, 3)), 0);
+    assertEquals(await fx.redis.exists(keys[3]), 1);
   });
 
   await t.step(
-    "the bound counts the leases themselves: a lost held hash grants nothing more",
+    "the bound counts the leases themselves: a lost state hash grants nothing more",
     async () => {
       // What an eviction policy other than noeviction, or a stray DEL, can do.
       const store = fx.store({ limit: 2 });
       const { keys } = redisKeys(store.key);
       assertEquals((await store.acquire("A", 2)).granted.length, 2);
-      await fx.redis.del(keys[1]); // :held
+      await fx.redis.del(keys[2]); // :state, with the held counts
       assertEquals((await store.acquire("B", 2)).granted, []);
       assertEquals(await fx.redis.zcard(keys[0]), 2);
     },

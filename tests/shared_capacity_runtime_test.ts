@@ -82,8 +82,8 @@ Deno.test("shared capacity on a Runtime", async (t) => {
     for (const record of holds.records) assert(record.reason !== undefined, "cancelled");
     await assertRejects(() => run);
     // Every lease is back, and the store kept nothing for this runtime.
-    const { leases, held, want, waiters } = storeKeys(key);
-    assertEquals(await fx.redis.exists(leases, held, want, waiters), 0);
+    const { leases, waiters, state } = storeKeys(key);
+    assertEquals(await fx.redis.exists(leases, waiters, state), 0);
     assertEquals(runtime.stats().shared?.held, 0);
     // procpool's connection is gone (the server may list it a moment after
     // its QUIT); the caller's client is open and works.

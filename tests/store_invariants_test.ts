@@ -154,7 +154,7 @@ async function lapse(
   const k = keyNames(r.key);
   for (const fence of fences) await r.redis.zadd(k.leases, "XX", 0, `${fence}:${h}`);
   if (waitToo && m.waits.has(h)) await r.redis.zadd(k.waiters, "XX", 0, h);
-  if (await r.redis.hexists(k.meta, "due")) await r.redis.hset(k.meta, "due", "0");
+  if (await r.redis.hexists(k.state, "#due")) await r.redis.hset(k.state, "#due", "0");
   m.lapse(h, fences, waitToo);
   await step.check(m, r, r.trace.add(`lapse(${h}, [${fences}], wait ${waitToo})`));
 }

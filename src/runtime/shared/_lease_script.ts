@@ -12,15 +12,16 @@
 //
 // KEYS (all share the hash tag `{key}`, so the script also runs on a cluster):
 //   1 leases   zset   member "<fence>:<holder>", score = deadline (ms, Redis clock)
-//   2 held     hash   holder -> number of leases it holds
-//   3 want     hash   holder -> number of leases it waits for; "\t" .. holder -> the tag sent with
-//                     the call that last wrote its wait record
-//   4 waiters  zset   holder -> expiry of its wait record (ms, Redis clock)
-//   5 meta     hash   limit -> the key's limit, while any lease or waiter exists; exp -> the keys' expiry;
-//                     due -> a time (ms, Redis clock, rounded down) no later than any deadline in 1 or 4;
-//                     seq -> the number of the last view reported (lease_store.ts ShareView.seq)
-//   6 fence    string the last fencing token granted (never expires)
-//   7 handed   hash   holder -> "f,f,..." leases handed to it that it has not been told of in a reply
+//   2 waiters  zset   holder -> expiry of its wait record (ms, Redis clock)
+//   3 state    hash   one field per fact, named by its first byte (see _lease_script_head.ts):
+//                     'h' .. holder -> leases it holds; 'w' .. holder -> leases it waits for;
+//                     't' .. holder -> the tag sent with the call that last wrote its wait record;
+//                     'd' .. holder -> "f,f,..." leases handed to it that no reply has reported;
+//                     '#limit' -> the key's limit, while any lease or waiter exists;
+//                     '#exp' -> the keys' expiry; '#due' -> a time (ms, Redis clock, rounded
+//                     down) no later than any deadline in 1 or 2; '#seq' -> the number of the
+//                     last view reported (lease_store.ts ShareView.seq)
+//   4 fence    string the last fencing token granted (never expires)
 // ARGV: 1 op, 2 channel, 3 holder, 4 limit, 5 wait-record ttl ms (the caller's leaseMs), 6.. op arguments
 //   acquire n leaseMs tag  -> {0, others, earliestMs, share, seq, h, handed x h, fence...} or {1, storedLimit}
 //   renew leaseMs fence... -> {0, others, earliestMs, share, seq, h, handed x h, lostFence...}
@@ -58,25 +59,16 @@ function branch(op: string, helpers: readonly string[], body: string): Branch {
 }
 
 /** What every operation reads and tidies with. */
-const VIEWS = ["holdings", "waiting", "others_waiting", "taking_part", "share", "tidy"];
+const VIEWS = ["others_waiting", "share", "tidy"];
 
 const ACQUIRE = branch(
   "acquire",
-  [
-    ...VIEWS,
-    "add_held",
-    "put_want",
-    "limit_mismatch",
-    "set_want",
-    "take_handed",
-    "earliest",
-    "next_fence",
-  ],
+  [...VIEWS, "limit_mismatch", "set_want", "take_handed", "earliest", "next_fence"],
   `
   local n, lease_ms = tonumber(ARGV[6]), tonumber(ARGV[7])
   local stored = limit_mismatch()
   if stored then tidy() return {1, stored} end
-  local mine = holdings()[holder] or 0
+  local mine = held[holder] or 0
   local others = others_waiting()
   local was_live = redis.call('ZCARD', leases)
   local grant = math.min(n, limit - was_live)
@@ -132,7 +124,7 @@ const RENEW = branch(
       out[#out + 1] = tonumber(ARGV[i])
     end
   end
-  if waiting()[holder] then
+  if wants[holder] then
     redis.call('ZADD', waiters, 'XX', now + ttl, holder)
     wrote(now + ttl)
   end
@@ -143,40 +135,27 @@ const RENEW = branch(
 
 const RELEASE = branch(
   "release",
-  [
-    ...VIEWS,
-    "add_held",
-    "put_want",
-    "next_fence",
-    "hand_over",
-  ],
+  [...VIEWS, "next_fence", "hand_over"],
   `
   local released = 0
   for i = 6, #ARGV do
     released = released + redis.call('ZREM', leases, ARGV[i] .. ':' .. holder)
   end
-  local handed = 0
+  local handed_over = 0
   if released > 0 then
     add_held(holder, -released)
-    handed = hand_over(released)
+    handed_over = hand_over(released)
   end
   local others = others_waiting()
-  if released > handed and others > 0 then redis.call('PUBLISH', channel, 'r') end
-  local out = {0, others, released, share(), seq, handed}
+  if released > handed_over and others > 0 then redis.call('PUBLISH', channel, 'r') end
+  local out = {0, others, released, share(), seq, handed_over}
   tidy()
   return out`,
 );
 
 const WAIT = branch(
   "wait",
-  [
-    ...VIEWS,
-    "put_want",
-    "limit_mismatch",
-    "set_want",
-    "take_handed",
-    "earliest",
-  ],
+  [...VIEWS, "limit_mismatch", "set_want", "take_handed", "earliest"],
   `
   local n = tonumber(ARGV[6])
   if n > 0 then

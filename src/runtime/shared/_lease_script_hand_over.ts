@@ -1,7 +1,8 @@
 // The lease script's hand-over (_lease_script.ts): a release grants the
 // leases it frees straight to waiting holders, inside the store, so a waiter
 // starts on the notice without a round trip of its own. Lua, kept as text;
-// it uses the prelude's views and helpers (_lease_script_prelude.ts).
+// it uses the head's tables and the prelude's helpers
+// (_lease_script_head.ts, _lease_script_prelude.ts).
 export const LEASE_HAND_OVER = `
 -- Hands up to count freed leases to other waiting holders. Each lease goes to
 -- the waiter holding the fewest (S4), ties to the one whose wait record is
@@ -9,85 +10,89 @@ export const LEASE_HAND_OVER = `
 -- hand-over is a new grant: a new fence, a deadline no earlier than the
 -- waiter's wait record (which its call's send time + its leaseMs precedes).
 local function hand_over(count)
+  local any = false
+  for h, n in pairs(wants) do if h ~= holder and n > 0 then any = true break end end
+  if not any then return 0 end
   local was_live = redis.call('ZCARD', leases)
   count = math.min(count, limit - was_live)
   if count <= 0 then return 0 end
-  local w, b = waiting(), holdings()
-  local any = false
-  for h, n in pairs(w) do if h ~= holder and n > 0 then any = true break end end
-  if not any then return 0 end
   -- Those holding or waiting after this release take part (the releaser
   -- too, if it still holds or waits).
   local parts = taking_part()
   local since = {}
   local flat = redis.call('ZRANGE', waiters, 0, -1, 'WITHSCORES')
   for i = 1, #flat, 2 do since[flat[i]] = tonumber(flat[i + 1]) end
-  local cands = {}
+  -- Candidates as parallel arrays: name, still wanted, held, since, got, tag.
+  local ch, cn, cb, cs, cg, ct = {}, {}, {}, {}, {}, {}
   for _, h in ipairs(want_order) do
-    local n, tag = w[h], want_tags[h]
-    if h ~= holder and n and n > 0 and tag and since[h] then
-      cands[#cands + 1] = { h = h, n = n, held = b[h] or 0, since = since[h], tag = tag, got = 0 }
+    local n = wants[h]
+    if h ~= holder and n and n > 0 and tags[h] and since[h] then
+      local i = #ch + 1
+      ch[i], cn[i], cb[i], cs[i], cg[i], ct[i] = h, n, held[h] or 0, since[h], 0, tags[h]
     end
   end
-  if #cands == 0 then return 0 end
+  if #ch == 0 then return 0 end
   local cap = math.ceil(limit / parts)
   local first = next_fence()
-  local handed = 0
-  while handed < count do
+  -- Fences go out in pick order; picks[k] is the candidate of fence first + k - 1.
+  local picks = {}
+  while #picks < count do
     local best
-    for _, c in ipairs(cands) do
-      if c.n > 0 and c.held < cap and (not best or c.held < best.held
-          or (c.held == best.held and c.since < best.since)) then
-        best = c
+    for i = 1, #ch do
+      if cn[i] > 0 and cb[i] < cap and (not best or cb[i] < cb[best]
+          or (cb[i] == cb[best] and cs[i] < cs[best])) then
+        best = i
       end
     end
     if not best then break end
-    -- Fences go out in this order: best's are first + its earlier picks' places.
-    best[#best + 1] = first + handed
-    handed = handed + 1
-    best.got, best.n, best.held = best.got + 1, best.n - 1, best.held + 1
+    picks[#picks + 1] = best
+    cg[best], cn[best], cb[best] = cg[best] + 1, cn[best] - 1, cb[best] + 1
   end
-  if handed == 0 then return 0 end
-  redis.call('SET', fencekey, fmt(first + handed - 1))
+  local handed_n = #picks
+  if handed_n == 0 then return 0 end
+  redis.call('SET', fencekey, fmt(first + handed_n - 1))
   -- A key that exists has an expiry far enough out (tidy); one this call
   -- creates has none yet. The leases zset exists while a lease lives.
   if was_live == 0 then fresh[leases] = true end
-  local lists = {}
-  flat = redis.call('HGETALL', handedkey)
-  if #flat == 0 then fresh[handedkey] = true end
-  for i = 1, #flat, 2 do lists[flat[i]] = flat[i + 1] end
-  for _, c in ipairs(cands) do
-    if c.got > 0 then
-      local deadline = math.max(now + ttl, c.since)
-      wrote(deadline)
-      local list = fmt(c[1])
-      redis.call('ZADD', leases, deadline, list .. ':' .. c.h)
-      for i = 2, c.got do
-        local f = fmt(c[i])
-        redis.call('ZADD', leases, deadline, f .. ':' .. c.h)
-        list = list .. ',' .. f
+  local lists, zargs = {}, {}
+  for k = 1, handed_n do
+    local i = picks[k]
+    local f = fmt(first + k - 1)
+    local deadline = math.max(now + ttl, cs[i])
+    zargs[#zargs + 1] = deadline
+    zargs[#zargs + 1] = f .. ':' .. ch[i]
+    lists[i] = lists[i] and (lists[i] .. ',' .. f) or f
+  end
+  redis.call('ZADD', leases, unpack(zargs))
+  for i = 1, #ch do
+    if cg[i] > 0 then
+      local h = ch[i]
+      wrote(math.max(now + ttl, cs[i]))
+      add_held(h, cg[i])
+      if cn[i] > 0 then
+        want_fields(h, cn[i])
+      else
+        want_fields(h, 0)
+        redis.call('ZREM', waiters, h)
       end
-      add_held(c.h, c.got)
-      put_want(c.h, c.n)
-      local before = lists[c.h]
-      redis.call('HSET', handedkey, c.h, before and (before .. ',' .. list) or list)
-      c.list = list
+      local before = handed[h]
+      handed[h] = before and (before .. ',' .. lists[i]) or lists[i]
+      put['d' .. h] = handed[h]
     end
   end
   -- On each waiter's own channel (redis_store.ts grantChannel): it alone
   -- wakes. With who waits now, and its share: holding nothing until now, it
-  -- heard no 'w' notice.
-  -- Each got a lease, so the holders taking part are those counted above.
-  local waiting_now = 0
-  for _ in pairs(w) do waiting_now = waiting_now + 1 end
+  -- heard no 'w' notice. Each got a lease, so the holders taking part are
+  -- those counted above.
   local share_now = math.floor(limit / parts)
-  for _, c in ipairs(cands) do
-    if c.list then
-      local others = waiting_now - (w[c.h] and 1 or 0)
-      redis.call('PUBLISH', channel .. ':' .. c.h, 'g:' .. c.list .. ':' .. c.tag .. ':'
-        .. fmt(seq) .. ':' .. others .. ':' .. share_now .. ':' .. c.h)
+  for i = 1, #ch do
+    if cg[i] > 0 then
+      local h = ch[i]
+      local others = n_want - (wants[h] and 1 or 0)
+      redis.call('PUBLISH', channel .. ':' .. h, 'g:' .. lists[i] .. ':' .. ct[i] .. ':'
+        .. fmt(seq) .. ':' .. others .. ':' .. share_now .. ':' .. h)
     end
   end
-  return handed
+  return handed_n
 end
 `;

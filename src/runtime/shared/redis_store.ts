@@ -25,9 +25,7 @@ export interface RedisKeys {
 export function redisKeys(key: string): RedisKeys {
   const prefix = `procpool:{${key}}:`;
   return {
-    keys: ["leases", "held", "want", "waiters", "meta", "fence", "handed"].map((name) =>
-      prefix + name
-    ),
+    keys: ["leases", "waiters", "state", "fence"].map((name) => prefix + name),
     channel: prefix + "released",
   };
 }
