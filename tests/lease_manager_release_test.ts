@@ -41,7 +41,8 @@ Deno.test("lease manager: releasing", async (t) => {
     manager.enqueue(d);
     manager.release(b.lease!); // not to the local fork: the fleet first
     await turn();
-    assertEquals(store.ops("release").map((call) => call.arg), [[1, 2]]);
+    // The idle one went at once, on the notice; the freed one after it, in its own call.
+    assertEquals(store.ops("release").map((call) => call.arg), [[1], [2]]);
     assertEquals(c.lease?.signal.aborted, false);
     await manager.dispose();
   });
@@ -150,15 +151,20 @@ Deno.test("lease manager: releasing", async (t) => {
     },
   );
 
-  await t.step("releases of one turn go to the store in one call", async () => {
-    const { store, manager, waiters } = setup(3);
-    store.othersWaiting = 1;
-    const ws = await waiters(3);
-    for (const w of ws) manager.release(w.lease!);
-    await turn();
-    assertEquals(store.ops("release").map((c) => c.arg), [[1, 2, 3]]);
-    await manager.dispose();
-  });
+  await t.step(
+    "a release with none unanswered goes at once; those that follow in its turn, in one call",
+    async () => {
+      const { store, manager, waiters } = setup(3);
+      store.othersWaiting = 1;
+      const ws = await waiters(3);
+      for (const w of ws) manager.release(w.lease!);
+      // The first is with the store before this turn ends: another runtime's wait is shorter.
+      assertEquals(store.ops("release").map((c) => c.arg), [[1]]);
+      await turn();
+      assertEquals(store.ops("release").map((c) => c.arg), [[1], [2, 3]]);
+      await manager.dispose();
+    },
+  );
 
   await t.step(
     "dispose refuses waiters, returns every lease, closes its subscription",

@@ -168,7 +168,7 @@ export class HeldLeases {
     if (!this.#idleTimer.armed) this.#idleTimer.set(this.#options.idleKeepMs);
   }
 
-  /** Returns a lease to the store; the returns of one turn go in one call. */
+  /** Returns a lease to the store: at once, or with the others of its turn (_release_batch.ts). */
   giveBack(entry: LeaseEntry): void {
     entry.busy = false;
     this.#entries.delete(entry.fence);

@@ -1,7 +1,8 @@
 // One per runtime: the forks waiting for a lease on a shared capacity, and the
 // leases it holds (_held_leases.ts), API.md S1–S6. Forks never talk to the
 // store themselves; the manager batches them: one acquire for all the forks
-// waiting, one renew for all held leases, the releases of a turn in one call.
+// waiting, one renew for all held leases, the releases of a turn in at most two
+// calls (the first at once).
 // The runtime's SharedSlotPool (shared_slot_pool.ts) is its only user.
 import { LinkedQueue } from "../../_linked_queue.ts";
 import { CapacityMismatchError } from "../../errors.ts";
