@@ -53,6 +53,27 @@ Deno.test("a stuck program rejects with StuckError instead of spinning", async (
     assertEquals(runtime.stats().active, 1);
   });
 
+  await t.step("forkAll's items are listed with the forks, in the order they started", async () => {
+    // A batch keeps its running items itself, not in its scope's list.
+    await using runtime = quickRuntime({ maxProcesses: 4 });
+    const error = await stuck(runtime, async (app) => {
+      await app.forkProcess(never, { name: "before" });
+      const all = app.forkAll([0, 1], never, { name: "item" });
+      await app.forkProcess(never, { name: "after" });
+      await all;
+    });
+    const nothing = "waits for nothing procpool knows of " +
+      "(a promise only code outside the runtime could settle?)";
+    assertEquals(error.waits, [
+      `process 1 (before): ${nothing}`,
+      `process 2 (item[0]): ${nothing}`,
+      `process 3 (item[1]): ${nothing}`,
+      `process 4 (after): ${nothing}`,
+      "runApp's body: waits for no process result " +
+      "(for a slot? an evalLang script? a promise from outside?)",
+    ]);
+  });
+
   await t.step("a lock held by a process that never ends, and a slot", async () => {
     await using runtime = quickRuntime({ maxProcesses: 2 });
     let waiter: { status: string } | undefined;

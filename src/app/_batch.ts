@@ -14,6 +14,7 @@ import { BatchSource, END } from "./_batch_source.ts";
 import { BatchWait, type WaitingBatch } from "./_batch_wait.ts";
 import { LaneStarts } from "./_lane_starts.ts";
 import { invokeInLane } from "./_lane_script.ts";
+import { LiveItems } from "./_live_items.ts";
 
 const noop = () => {};
 
@@ -30,8 +31,10 @@ function wakeUp<I>(batch: Batch<I>): void {
 }
 
 export abstract class Batch<I> implements StopWaiter, WaitingBatch {
-  /** Items admitted and not yet stopped: a count, as a Set's upkeep was a sixth of a run. */
+  /** Items admitted and not yet stopped. */
   live = 0;
+  /** The same items, which the scope does not keep with its forked processes (_live_items.ts). */
+  readonly #items: LiveItems = new LiveItems();
   /** Items pulled from the source so far; the next item's index. */
   pulled = 0;
   #source: BatchSource<I> | undefined = undefined;
@@ -132,12 +135,15 @@ export abstract class Batch<I> implements StopWaiter, WaitingBatch {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#wait.withdraw();
-    for (const record of [...this.host.runningProcesses()]) {
-      if (record.batch === this) record.cancel(cancelReason);
-    }
+    for (const record of this.#items.toArray()) record.cancel(cancelReason);
     // A pending next() is left behind: whatever it brings is dropped.
     this.#source?.close();
     this.checkFinished();
+  }
+
+  /** The items running now, in the order they were admitted (the scope lists them with its own). */
+  liveProcesses(): ProcessRecord[] {
+    return this.#items.toArray();
   }
 
   /** Resumes a feeder that canPull() paused; a no-op otherwise. */
@@ -269,11 +275,13 @@ export abstract class Batch<I> implements StopWaiter, WaitingBatch {
     const name = this.options.name === undefined ? undefined : `${this.options.name}[${index}]`;
     const record = this.host.admitProcess(this.options, name, this, index) as ItemRecord;
     this.live++;
+    this.#items.add(record);
     return record;
   }
 
   processStopped(record: ProcessRecord): void {
     this.live--;
+    this.#items.remove(record as ItemRecord);
     this.itemStopped(record as ItemRecord);
     this.checkFinished();
   }

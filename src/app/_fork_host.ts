@@ -7,6 +7,8 @@ import type { ProcessBatch, ProcessRecord } from "./process.ts";
 /** Something in a scope that must react when the scope is cancelled. */
 export interface ScopeDependent {
   scopeCancelled(reason: unknown): void;
+  /** Its running processes, which the scope does not keep itself (a batch's items). */
+  liveProcesses?(): readonly ProcessRecord[];
 }
 
 /** What a batch needs from its scope. */
@@ -26,6 +28,4 @@ export interface ForkHost {
   closedError(): Error;
   /** A failure a batch marked observed but could not deliver after all. */
   failureHandedBack(record: ProcessRecord): void;
-  /** The scope's running processes (a batch finds its own by their batch). */
-  runningProcesses(): Iterable<ProcessRecord>;
 }

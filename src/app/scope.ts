@@ -26,6 +26,7 @@ import {
   scopeForkWorker,
 } from "./_scope_batches.ts";
 import type { ForkHost, ScopeDependent } from "./_fork_host.ts";
+import { withLiveItems } from "./_live_items.ts";
 import { refuseInsideScript } from "./_guard.ts";
 import {
   scopeEvalLang,
@@ -117,7 +118,8 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     }
     for (const record of this.#running) waits.giveUpOwnerWait(record, closed);
     for (const dependent of [...this.#dependents]) dependent.scopeCancelled(reason);
-    for (const record of this.#running) record.cancel(reason);
+    // A batch has cancelled its items already (scopeCancelled): for them this is a no-op.
+    for (const record of this.runningProcesses()) record.cancel(reason);
     for (const child of this.#children) child.cancel(reason);
   }
 
@@ -201,12 +203,13 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     const shared = this.core.shared;
     if (shared === undefined) record.begin(options);
     else admitUnderLease(record, options, shared);
-    this.#running.push(record);
+    // A batch keeps its items itself (_live_items.ts).
+    if (batch === undefined) this.#running.push(record);
     return record;
   }
 
   processStopped(record: ProcessRecord): void {
-    this.#running.remove(record);
+    if (record.batch === undefined) this.#running.remove(record);
     // A failure's idle check waits for failureSettled: onFailure may still fork.
     if (record.status !== "failed") this.#checkIdle();
     else if (this.failures.failed(record)) this.cancel(record.error);
@@ -217,8 +220,9 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     this.#checkIdle();
   }
 
-  runningProcesses(): Iterable<ProcessRecord> {
-    return this.#running;
+  /** Its running processes, its batches' items included, in the order they were admitted. */
+  runningProcesses(): ProcessRecord[] {
+    return withLiveItems(this.#running, this.#dependents);
   }
 
   /** Every await waiting in this scope, in no particular order (the test runtime's stuck report). */
