@@ -1,23 +1,23 @@
 // The fifo policy's line of waiters (`ForkOptions.priority`): the highest
 // priority first, first come first served within one priority. Programs that
-// never set a priority keep a single linked queue; per-priority queues are
-// made only when a non-zero priority shows up, and dropped again once only
-// priority 0 waits.
-import { LinkedQueue, type QueueNode } from "../_linked_queue.ts";
+// never set a priority keep a single queue; per-priority queues are made
+// only when a non-zero priority shows up, and dropped again once only
+// priority 0 waits. The queues are rings, not linked lists (see _ring_line.ts).
+import { type RingEntry, RingLine } from "./_ring_line.ts";
 
 /** A waiter with the priority it was queued with (fixed while it waits). */
-export interface Prioritized extends QueueNode {
+export interface Prioritized extends RingEntry {
   readonly priority: number;
 }
 
 /** The per-priority queues, once a non-zero priority has been seen. */
 class Lanes<T extends Prioritized> {
-  readonly #byPriority = new Map<number, LinkedQueue<T>>();
+  readonly #byPriority = new Map<number, RingLine<T>>();
   /** The priorities that have a queue, highest first; usually a handful. */
   readonly #order: number[] = [];
   size: number;
 
-  constructor(base: LinkedQueue<T>) {
+  constructor(base: RingLine<T>) {
     this.#byPriority.set(0, base);
     this.#order.push(0);
     this.size = base.size;
@@ -32,7 +32,7 @@ class Lanes<T extends Prioritized> {
     const priority = node.priority;
     let lane = this.#byPriority.get(priority);
     if (lane === undefined) {
-      lane = new LinkedQueue<T>();
+      lane = new RingLine<T>();
       this.#byPriority.set(priority, lane);
       let at = 0;
       while (at < this.#order.length && this.#order[at] > priority) at++;
@@ -81,7 +81,7 @@ class Lanes<T extends Prioritized> {
 
 export class WaitLine<T extends Prioritized> {
   /** Priority 0: the whole line until a non-zero priority is queued. */
-  readonly #base = new LinkedQueue<T>();
+  readonly #base = new RingLine<T>();
   #lanes: Lanes<T> | undefined = undefined;
 
   get size(): number {

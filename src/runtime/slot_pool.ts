@@ -4,7 +4,7 @@
 // touching AppL or LangL. The files it owns: _wait_line.ts (fifo's line, with
 // priorities), _rate_window.ts (the start rate) and _rated_fifo.ts (fifo
 // under a start rate).
-import { QueueNode } from "../_linked_queue.ts";
+import { RingEntry } from "./_ring_line.ts";
 import { type Clock, sleepOn } from "./clock.ts";
 import type { RandomStream } from "./random.ts";
 import { type RateOptions, SlidingWindow, type StartRate } from "./_rate_window.ts";
@@ -22,7 +22,7 @@ interface Retry {
  * Somebody waiting for a slot. The waiter object itself is the queue entry
  * (no separate ticket), which keeps a queued fork small.
  */
-export abstract class SlotWaiter extends QueueNode {
+export abstract class SlotWaiter extends RingEntry {
   constructor(
     /** Lets a scope withdraw all of its waiters at once. */
     readonly owner: object | undefined,

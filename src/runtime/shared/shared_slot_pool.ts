@@ -10,6 +10,7 @@
 // followed, in the same synchronous step, by the process's admission, which
 // claims the lease with `claimLease` (see app/_lease_admission.ts). Keeping
 // it out of SlotPool's signatures leaves the local path untouched.
+import type { QueueNode } from "../../_linked_queue.ts";
 import type { Clock } from "../clock.ts";
 import type { RuntimeLogger, SharedCapacityStats } from "../options.ts";
 import type { RandomStream } from "../random.ts";
@@ -28,6 +29,9 @@ type Stage = "local" | "lease" | "rate";
  * manager's (it has the manager's LeaseWaiter shape), then the rate's.
  */
 class SharedWait extends SlotWaiter {
+  // The manager's LeaseWaiter links (a slot waiter is a RingEntry, not a QueueNode).
+  /** @internal */ _prev: QueueNode | undefined = undefined;
+  /** @internal */ _next: QueueNode | undefined = undefined;
   stage: Stage = "local";
   lease: Lease | undefined = undefined;
 
