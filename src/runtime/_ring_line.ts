@@ -10,7 +10,7 @@
 // forks ran on one thread, and a full GC's marking could not finish
 // concurrently and took 230-250 ms of its final pause (the guarded floor's:
 // 0.5-21 ms). Held from one array, they are split between the GC's threads
-// (BENCHMARKS.md, "The fork+await line after ...").
+// (BENCHMARKS.md, "The fifo wait line as a ring").
 //
 // Small npm queues (yocto-queue, denque) dequeue in O(1) but cannot unlink an
 // entry; hence this one.
