@@ -209,9 +209,13 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   }
 
   processStopped(record: ProcessRecord): void {
-    if (record.batch === undefined) this.#running.remove(record);
+    const failed = record.status === "failed";
+    // An item's batch holds the scope open (workStarted) until its last item
+    // has stopped: no idle check to make. (Items are not in #running.)
+    if (record.batch !== undefined && !failed) return;
+    this.#running.remove(record);
     // A failure's idle check waits for failureSettled: onFailure may still fork.
-    if (record.status !== "failed") this.#checkIdle();
+    if (!failed) this.#checkIdle();
     else if (this.failures.failed(record)) this.cancel(record.error);
   }
 
