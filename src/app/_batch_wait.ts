@@ -43,6 +43,14 @@ export class BatchWait extends SlotWaiter {
   #granted: ProcessRecord | undefined = undefined;
   readonly #grant: Resolver<BatchWait> = { resolve: noop };
 
+  static {
+    // The grant fulfils a promise with this wait, and fulfilling with an
+    // object looks up its `then`: without one anywhere, the lookup walks the
+    // whole prototype chain (see ForkedRecord), once per wave of a batch.
+    // No user code ever holds a wait.
+    Object.defineProperty(this.prototype, "then", { value: undefined });
+  }
+
   constructor(readonly batch: WaitingBatch) {
     // Its own owner: the scope's mass withdrawal leaves it alone; the batch
     // withdraws it when told the scope was cancelled.
