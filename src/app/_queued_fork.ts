@@ -27,8 +27,10 @@ function runGranted(granted: ProcessRecord | Refusal): ProcessHandle<never> {
   return handleFor(granted);
 }
 
+const unresolved = (): void => {};
+
 export class QueuedFork extends SlotWaiter implements Resolver<ProcessRecord | Refusal> {
-  resolve!: (granted: ProcessRecord | Refusal) => void;
+  declare resolve: (granted: ProcessRecord | Refusal) => void;
 
   /** Queues a fork; the promise settles with the handle once the script runs. */
   static queue(
@@ -56,6 +58,9 @@ export class QueuedFork extends SlotWaiter implements Resolver<ProcessRecord | R
 
   protected constructor(scope: Scope, readonly process: (lang: LangL) => unknown) {
     super(scope);
+    // Assigned here rather than as a class field (see RingEntry); set for
+    // real by `queue` at once.
+    this.resolve = unresolved;
   }
 
   /** None given: the usual fork carries no field for them (see OptionedFork). */

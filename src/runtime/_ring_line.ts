@@ -18,7 +18,13 @@
 /** An entry of a RingLine: it knows its place while it waits. */
 export class RingEntry {
   /** @internal Its slot in its line's ring while it waits; -1 otherwise. */
-  _at = -1;
+  declare _at: number;
+
+  // Assigned, not a class field: V8 runs a base class's field initializers
+  // slowly when it builds a subclass's instance (a queued fork is one).
+  constructor() {
+    this._at = -1;
+  }
 }
 
 /** Above this many slots, an empty line gives its array back at the next push. */
