@@ -1,13 +1,11 @@
 // A batch's items that were admitted and have not stopped yet, so that the
 // batch can cancel them and a scope can list them (the test runtime's stuck
-// report). Not a linked list, as the scope keeps its forked processes: the
-// list lives as long as the batch, so V8 soon moves it to the old
-// generation, and every store of a new item into an old object goes through
-// the write barrier's slow path. A linked list's push and remove store into
-// it four times per item, this table once (its cell; clearing it stores
-// nothing young): forkAll over 200 000 items took 7-9 % less CPU with items
-// kept here than in the scope's list (BENCHMARKS.md, "forkAll after
-// 8626bf8").
+// report). Not a linked list, as the scope keeps its forked processes: with
+// items in the scope's list, or in a list of the batch's own, forkAll over
+// 200 000 items took 7-9 % more CPU than with this table (BENCHMARKS.md,
+// "forkAll after 8626bf8"). Most likely the write barrier: the list soon
+// sits in V8's old generation, and a list's push and remove store the new
+// record into it about four times per item, the table once.
 import type { ItemRecord } from "./_records.ts";
 import type { ProcessRecord } from "./process.ts";
 import type { ScopeDependent } from "./_fork_host.ts";
