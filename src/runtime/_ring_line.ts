@@ -146,18 +146,26 @@ export class RingLine<T extends RingEntry> {
     return removed;
   }
 
-  /** Twice the slots, the entries (and holes) moved to the front in order. */
+  /**
+   * Twice the slots. Called when the ring is full, so slots `head..end` hold
+   * the oldest entries and `0..head` the newest (wrapped): in the doubled
+   * ring (same head) the older keep their slots and the wrapped move up by
+   * the old size, which is where a copy of the array after itself puts them.
+   * Built-in copies and fills rather than a loop over every slot.
+   */
   #grow(): void {
     const old = this.#slots;
-    const slots = emptySlots<T>(old.length * 2);
-    for (let i = 0; i < this.#length; i++) {
-      const node = old[(this.#head + i) & this.#mask];
-      if (node !== undefined) node._at = i;
-      slots[i] = node;
+    const size = old.length;
+    const head = this.#head;
+    const slots = old.concat(old);
+    slots.fill(undefined, 0, head);
+    slots.fill(undefined, size + head);
+    for (let at = size; at < size + head; at++) {
+      const node = slots[at];
+      if (node !== undefined) node._at = at;
     }
     this.#slots = slots;
-    this.#mask = slots.length - 1;
-    this.#head = 0;
+    this.#mask = 2 * size - 1;
   }
 
   /** Gives a large, empty line's array back. */
