@@ -64,7 +64,7 @@ export class LangInterpreter implements LangL {
   #rare: RareCancellation | undefined;
   readonly #core: RuntimeCore;
   // The random stream and the fencing token, which few processes have: one
-  // field instead of two (the name is Cancellation's, see holderName).
+  // field instead of two (the name is in #rare, see holderName).
   #extras: LangExtras | undefined = undefined;
 
   static {
