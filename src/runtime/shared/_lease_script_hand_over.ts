@@ -19,19 +19,27 @@ local function hand_over(count)
   -- Those holding or waiting after this release take part (the releaser
   -- too, if it still holds or waits).
   local parts = taking_part()
-  local since = {}
-  local flat = redis.call('ZRANGE', waiters, 0, -1, 'WITHSCORES')
-  for i = 1, #flat, 2 do since[flat[i]] = tonumber(flat[i + 1]) end
   -- Candidates as parallel arrays: name, still wanted, held, since, got, tag.
   local ch, cn, cb, cs, cg, ct = {}, {}, {}, {}, {}, {}
   for _, h in ipairs(want_order) do
     local n = wants[h]
-    if h ~= holder and n and n > 0 and tags[h] and since[h] then
+    if h ~= holder and n and n > 0 and tags[h] then
       local i = #ch + 1
-      ch[i], cn[i], cb[i], cs[i], cg[i], ct[i] = h, n, held[h] or 0, since[h], 0, tags[h]
+      ch[i], cn[i], cb[i], cg[i], ct[i] = h, n, held[h] or 0, 0, tags[h]
     end
   end
   if #ch == 0 then return 0 end
+  -- Each one's wait record: its expiry orders ties; one without a record takes no part.
+  local scores = redis.call('ZMSCORE', waiters, unpack(ch))
+  local k = 0
+  for i = 1, #ch do
+    if scores[i] then
+      k = k + 1
+      ch[k], cn[k], cb[k], cs[k], ct[k] = ch[i], cn[i], cb[i], tonumber(scores[i]), ct[i]
+    end
+  end
+  for i = #ch, k + 1, -1 do ch[i] = nil end
+  if k == 0 then return 0 end
   local cap = math.ceil(limit / parts)
   local first = next_fence()
   -- Fences go out in pick order; picks[k] is the candidate of fence first + k - 1.

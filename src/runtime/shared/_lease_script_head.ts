@@ -29,17 +29,20 @@ local stored_limit, stored_exp, due, last_seq
 local flat = redis.call('HGETALL', state)
 -- Changes to the state hash, field -> value (false: delete), written by tidy.
 local put = {}
+local byte, sub = string.byte, string.sub
 for i = 1, #flat, 2 do
-  local f, v = flat[i], flat[i + 1]
-  local c, h = string.byte(f), string.sub(f, 2)
-  if c == 104 then held[h] = tonumber(v) n_held = n_held + 1
-  elseif c == 119 then wants[h] = tonumber(v) n_want = n_want + 1 want_order[#want_order + 1] = h
-  elseif c == 116 then tags[h] = v
-  elseif c == 100 then handed[h] = v
-  elseif h == 'seq' then last_seq = tonumber(v)
-  elseif h == 'due' then due = tonumber(v)
-  elseif h == 'exp' then stored_exp = tonumber(v)
-  elseif h == 'limit' then stored_limit = tonumber(v)
+  local f = flat[i]
+  local c = byte(f)
+  if c == 104 then held[sub(f, 2)] = tonumber(flat[i + 1]) n_held = n_held + 1
+  elseif c == 119 then
+    local h = sub(f, 2)
+    wants[h] = tonumber(flat[i + 1]) n_want = n_want + 1 want_order[#want_order + 1] = h
+  elseif c == 116 then tags[sub(f, 2)] = flat[i + 1]
+  elseif c == 100 then handed[sub(f, 2)] = flat[i + 1]
+  elseif f == '#seq' then last_seq = tonumber(flat[i + 1])
+  elseif f == '#due' then due = tonumber(flat[i + 1])
+  elseif f == '#exp' then stored_exp = tonumber(flat[i + 1])
+  elseif f == '#limit' then stored_limit = tonumber(flat[i + 1])
   end
 end
 -- A tag with no count beside it (its count's field was deleted without it) is dropped.
