@@ -127,4 +127,32 @@ Deno.test("RingLine behaves as a FIFO array with removal from the middle", async
     assertStrictEquals(line.shift(), after[1]);
     assertStrictEquals(line.shift(), undefined);
   });
+
+  await t.step("withdrawn entries behind a waiting one do not grow the ring", () => {
+    // One fork waits for a long time while others queue behind it and are
+    // withdrawn (their signal aborts): the holes they leave are reused.
+    const line = new RingLine<Entry>();
+    const waiting = new Entry(-1);
+    line.push(waiting);
+    for (let n = 0; n < 100_000; n++) {
+      const entry = new Entry(n);
+      line.push(entry);
+      assert(line.remove(entry));
+    }
+    assertEquals(line.slotCount, 16);
+    // A few still queued among the holes keep their order across compactions.
+    const kept = Array.from({ length: 5 }, (_, n) => new Entry(1_000_000 + n));
+    for (const entry of kept) {
+      line.push(entry);
+      for (let n = 0; n < 20; n++) {
+        const gone = new Entry(n);
+        line.push(gone);
+        assert(line.remove(gone));
+      }
+    }
+    assertEquals(line.slotCount, 16);
+    assertEquals([...line], [waiting, ...kept]);
+    assertStrictEquals(line.shift(), waiting);
+    for (const entry of kept) assertStrictEquals(line.shift(), entry);
+  });
 });

@@ -70,7 +70,7 @@ export class RingLine<T extends RingEntry> {
     // empty at the next push) would have no type feedback.
     const capacity = this.#slots.length;
     if (this.#size === 0 && capacity > SHRINK_ABOVE) this.#reset();
-    else if (this.#length === capacity) this.#grow();
+    else if (this.#length === capacity) this.#makeRoom();
     const at = (this.#head + this.#length) & this.#mask;
     this.#slots[at] = node;
     node._at = at;
@@ -147,6 +147,35 @@ export class RingLine<T extends RingEntry> {
   }
 
   /**
+   * Room for one more at the tail of a full ring. When at most half its slots
+   * hold entries, the rest are holes left by withdrawn forks: the entries move
+   * together into a ring of the same size. Otherwise it doubles. Without the
+   * first case a line that never empties (one fork waiting for a long time)
+   * would keep every hole behind it and double for good.
+   */
+  #makeRoom(): void {
+    if (this.#size <= this.#slots.length >>> 1) this.#compact();
+    else this.#grow();
+  }
+
+  /** The entries, in order, from slot 0 of a fresh array of the same size. */
+  #compact(): void {
+    const old = this.#slots;
+    const slots = emptySlots<T>(old.length);
+    const mask = this.#mask;
+    let to = 0;
+    for (let i = 0; i < this.#length; i++) {
+      const node = old[(this.#head + i) & mask];
+      if (node === undefined) continue;
+      slots[to] = node;
+      node._at = to++;
+    }
+    this.#slots = slots;
+    this.#head = 0;
+    this.#length = to;
+  }
+
+  /**
    * Twice the slots. Called when the ring is full, so slots `head..end` hold
    * the oldest entries and `0..head` the newest (wrapped): in the doubled
    * ring (same head) the older keep their slots and the wrapped move up by
@@ -166,6 +195,11 @@ export class RingLine<T extends RingEntry> {
     }
     this.#slots = slots;
     this.#mask = 2 * size - 1;
+  }
+
+  /** @internal The ring's slot count, for tests of its growth. */
+  get slotCount(): number {
+    return this.#slots.length;
   }
 
   /** Gives a large, empty line's array back. */

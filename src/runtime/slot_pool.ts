@@ -2,8 +2,8 @@
 // and hand-off. AppL sees only this interface, so a store shared between
 // processes or machines (Deno KV, Redis) can implement it later without
 // touching AppL or LangL. The files it owns: _wait_line.ts (fifo's line, with
-// priorities), _rate_window.ts (the start rate) and _rated_fifo.ts (fifo
-// under a start rate).
+// priorities), _ring_line.ts (the queue under it), _rate_window.ts (the start
+// rate) and _rated_fifo.ts (fifo under a start rate).
 import { RingEntry } from "./_ring_line.ts";
 import { type Clock, sleepOn } from "./clock.ts";
 import type { RandomStream } from "./random.ts";
