@@ -153,4 +153,38 @@ Deno.test("redis lease store: hand-over inside release", async (t) => {
       assertEquals(await fx.redis.zscore(leases, "1:O"), null);
     },
   );
+
+  await t.step(
+    "large hand-overs: thousands of leases, or of waiters, in one release",
+    async () => {
+      // Lua's unpack refuses some 8 000 values, and a script that fails
+      // halfway keeps what it wrote before: the calls go in parts.
+      const many = fx.store({ limit: 10_000, leaseMs: 120_000 });
+      const mine = (await many.acquire("A", 10_000)).granted;
+      assertEquals(mine.length, 10_000);
+      assertEquals((await many.acquire("B", 5_000, 1)).granted, []);
+      assertEquals((await many.release("A", mine.slice(0, 5_000))).handedOver, 5_000);
+      const [leases, , hash] = redisKeys(many.key).keys;
+      assertEquals(await fx.redis.zcard(leases), 10_000);
+      assertEquals(await fx.redis.hget(hash, "hA"), "5000");
+      assertEquals(await fx.redis.hget(hash, "hB"), "5000");
+      assertEquals(await fx.redis.hget(hash, "wB"), null);
+      assertEquals((await many.release("A", mine.slice(5_000))).released, 5_000);
+      assertEquals(await fx.redis.hget(hash, "hA"), null);
+
+      // 2 100 waiters served by one release: the state hash gets two fields
+      // for each (held and handed), 8 400 values. Every call reads the whole
+      // hash, so queueing them takes seconds: the leases must outlive that.
+      const wide = fx.store({ limit: 2_100, leaseMs: 120_000 });
+      const held = (await wide.acquire("A", 2_100)).granted;
+      const waiting = Array.from({ length: 2_100 }, (_, i) => `W${i}`);
+      await Promise.all(waiting.map((h, i) => wide.acquire(h, 1, i + 1)));
+      assertEquals((await wide.release("A", held)).handedOver, 2_100);
+      const [wideLeases, , wideHash] = redisKeys(wide.key).keys;
+      assertEquals(await fx.redis.zcard(wideLeases), 2_100);
+      assertEquals(await fx.redis.hget(wideHash, "hW0"), "1");
+      assertEquals(await fx.redis.hget(wideHash, "hW2099"), "1");
+      assertEquals(await fx.redis.hget(wideHash, "hA"), null);
+    },
+  );
 });

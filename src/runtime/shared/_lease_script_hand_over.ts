@@ -30,7 +30,13 @@ local function hand_over(count)
   end
   if #ch == 0 then return 0 end
   -- Each one's wait record: its expiry orders ties; one without a record takes no part.
-  local scores = redis.call('ZMSCORE', waiters, unpack(ch))
+  -- In parts: Lua's unpack refuses some 8 000 values, and a script that fails
+  -- halfway keeps the writes it made.
+  local scores = {}
+  for from = 1, #ch, 1000 do
+    local part = redis.call('ZMSCORE', waiters, unpack(ch, from, math.min(from + 999, #ch)))
+    for j = 1, #part do scores[from + j - 1] = part[j] end
+  end
   local k = 0
   for i = 1, #ch do
     if scores[i] then
@@ -71,7 +77,9 @@ local function hand_over(count)
     zargs[#zargs + 1] = f .. ':' .. ch[i]
     lists[i] = lists[i] and (lists[i] .. ',' .. f) or f
   end
-  redis.call('ZADD', leases, unpack(zargs))
+  for from = 1, #zargs, 1000 do
+    redis.call('ZADD', leases, unpack(zargs, from, math.min(from + 999, #zargs)))
+  end
   for i = 1, #ch do
     if cg[i] > 0 then
       local h = ch[i]

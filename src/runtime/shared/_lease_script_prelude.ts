@@ -166,8 +166,13 @@ local function tidy()
       dels[#dels + 1] = f
     end
   end
-  redis.call('HSET', state, unpack(sets))
-  if #dels > 0 then redis.call('HDEL', state, unpack(dels)) end
+  -- In parts of 1 000 values (pairs stay whole), as hand_over's ZADD.
+  for from = 1, #sets, 1000 do
+    redis.call('HSET', state, unpack(sets, from, math.min(from + 999, #sets)))
+  end
+  for from = 1, #dels, 1000 do
+    redis.call('HDEL', state, unpack(dels, from, math.min(from + 999, #dels)))
+  end
   if rearm then
     redis.call('PEXPIREAT', leases, exp)
     redis.call('PEXPIREAT', waiters, exp)
