@@ -1,7 +1,8 @@
 // The lease script's hand-over against a real redis-server: a release while
 // others wait grants the freed capacity inside the same script, as a new lease
 // (new fence, fresh deadline) to the fairest waiter, and tells it by pub/sub.
-import { assert, assertEquals, assertGreater } from "@std/assert";
+import { assert, assertEquals, assertGreater, assertRejects } from "@std/assert";
+import { CapacityMismatchError } from "../mod.ts";
 import { redisKeys } from "../src/runtime/shared/redis_store.ts";
 import type { Notice } from "../src/runtime/shared/lease_store.ts";
 import { redisFixture, sleep, until } from "./_redis_fixture.ts";
@@ -144,7 +145,11 @@ Deno.test("redis lease store: hand-over inside release", async (t) => {
       assertEquals((await store.acquire("N", 1)).granted.length, 1); // due: 10 s ahead
       const [leases] = redisKeys(key).keys;
       await fx.redis.zadd(leases, (await redisNowMs(fx.redis)) - 1, "1:O");
-      await fx.redis.hincrby(`procpool:{${key}}:held`, "O", 1);
+      const olderHeld = `procpool:{${key}}:held`;
+      await fx.redis.hincrby(olderHeld, "O", 1);
+      // While the older layout's keys are there, the new script refuses to grant.
+      await assertRejects(() => store.acquire("B", 1), CapacityMismatchError, "older procpool");
+      await fx.redis.del(olderHeld); // the older runtimes gone, their keys expired
       const first = await store.acquire("B", 1);
       assertEquals(first.granted, []); // it saw O's lease still there
       // Not negative: a waiter reads that as "no lease" and does not wake for it.

@@ -194,4 +194,28 @@ Deno.test("shared capacity on a Runtime", async (t) => {
     await first[Symbol.asyncDispose]();
     assertEquals(await second.runApp((app) => app.forkAll([1], () => 7)), [7]);
   });
+
+  await t.step(
+    "S7 across versions: while an older procpool's keys are on the key, forks are refused",
+    async () => {
+      // Versions before the state hash keep their counts in ':held' and the
+      // limit in ':meta'; a fleet mixing them with this one would not keep
+      // the bound, so this one refuses as for a different limit.
+      const key = "older-version";
+      const olderMeta = `procpool:{${key}}:meta`;
+      await fx.redis.hset(olderMeta, "limit", "5");
+      await using runtime = new Runtime({ maxProcesses: 2, shared: shared(key, 2) });
+      const refused = await runtime.runApp(async (app) =>
+        await app.forkProcess(() => 1).then(() => undefined, (e) => e)
+      );
+      assertInstanceOf(refused, CapacityMismatchError);
+      assertEquals(refused.storedLimit, 5);
+      for (const word of [key, "older procpool version", "new key"]) {
+        assert(refused.message.includes(word), `${refused.message} names ${word}`);
+      }
+      assertEquals(runtime.stats().active, 0);
+      await fx.redis.del(olderMeta); // the older runtimes gone: their keys expire
+      assertEquals(await runtime.runApp((app) => app.forkAll([1], () => 7)), [7]);
+    },
+  );
 });

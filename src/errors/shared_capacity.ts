@@ -35,7 +35,9 @@ export class LeaseLostError extends ProcessCancelledError {
 /**
  * This runtime's `limit` for a shared capacity differs from the one the store
  * remembers for that key (set by a runtime that still holds or waits for a
- * lease). Give every runtime on one key the same limit.
+ * lease). Give every runtime on one key the same limit. Also raised while
+ * runtimes of an older procpool version use the key: every runtime on one key
+ * must run the same version.
  *
  * @example
  * ```ts
@@ -49,14 +51,14 @@ export class CapacityMismatchError extends Error {
   readonly key: string;
   /** This runtime's limit. */
   readonly limit: number;
-  /** The limit the store holds for the key. */
+  /** The limit the store holds for the key (-1 when an older version's runtimes did not say). */
   readonly storedLimit: number;
   /** Creates the error for `key`, where this runtime says `limit` and the store `storedLimit`. */
-  constructor(key: string, limit: number, storedLimit: number) {
-    super(
-      `shared capacity ${JSON.stringify(key)} has limit ${limit} here but ${storedLimit} in the ` +
-        "store, set by runtimes still using it; give every runtime on one key the same limit",
-    );
+  constructor(key: string, limit: number, storedLimit: number, message?: string) {
+    const said = `shared capacity ${JSON.stringify(key)} has limit ${limit} here but ` +
+      `${storedLimit} in the store, set by runtimes still using it; give every runtime on one ` +
+      "key the same limit";
+    super(message ?? said);
     this.name = "CapacityMismatchError";
     this.key = key;
     this.limit = limit;

@@ -22,11 +22,14 @@
 //                     down) no later than any deadline in 1 or 2; '#seq' -> the number of the
 //                     last view reported (lease_store.ts ShareView.seq)
 //   4 fence    string the last fencing token granted (never expires)
+//   5 meta, 6 held: keys only procpool versions before the state hash write; read, never
+//                     written: while either exists, acquire and wait refuse (a mixed fleet)
 // ARGV: 1 op, 2 channel, 3 holder, 4 limit, 5 wait-record ttl ms (the caller's leaseMs), 6.. op arguments
-//   acquire n leaseMs tag  -> {0, others, earliestMs, share, seq, h, handed x h, fence...} or {1, storedLimit}
+//   acquire n leaseMs tag  -> {0, others, earliestMs, share, seq, h, handed x h, fence...} or {1, storedLimit} or {2, itsLimit}
 //   renew leaseMs fence... -> {0, others, earliestMs, share, seq, h, handed x h, lostFence...}
 //   release fence...       -> {0, others, released, share, seq, handedOver}
-//   wait n tag             -> {0, others, earliestMs, share, seq, h, handed x h}          or {1, storedLimit}
+//   wait n tag             -> {0, others, earliestMs, share, seq, h, handed x h}          or {1, storedLimit} or {2, itsLimit}
+// {2, itsLimit}: runtimes of an older procpool version use the key (their limit, -1 unknown).
 // `others` is how many other holders wait now; earliestMs is the time until
 // the earliest lease deadline, -1 without leases; share is floor(limit /
 // holders taking part), what a holder may keep for itself while others wait;
@@ -66,8 +69,8 @@ const ACQUIRE = branch(
   [...VIEWS, "limit_mismatch", "set_want", "take_handed", "earliest", "next_fence"],
   `
   local n, lease_ms = tonumber(ARGV[6]), tonumber(ARGV[7])
-  local stored = limit_mismatch()
-  if stored then tidy() return {1, stored} end
+  local stored, older = limit_mismatch()
+  if stored then tidy() return {older and 2 or 1, stored} end
   local mine = held[holder] or 0
   local others = others_waiting()
   local was_live = redis.call('ZCARD', leases)
@@ -159,8 +162,8 @@ const WAIT = branch(
   `
   local n = tonumber(ARGV[6])
   if n > 0 then
-    local stored = limit_mismatch()
-    if stored then tidy() return {1, stored} end
+    local stored, older = limit_mismatch()
+    if stored then tidy() return {older and 2 or 1, stored} end
   end
   set_want(n, ARGV[7])
   local out = {0, others_waiting(), earliest(), share(), seq}

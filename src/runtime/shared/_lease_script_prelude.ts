@@ -42,6 +42,13 @@ end`,
     "limit_mismatch",
     `
 local function limit_mismatch()
+  -- An older procpool's layout on the key: that fleet keeps its counts where
+  -- this script cannot see them and deletes leases it does not count, so the
+  -- two together would not keep the bound. Refused as a different limit is,
+  -- until the older runtimes are gone (their keys expire soon after).
+  if redis.call('EXISTS', KEYS[5], KEYS[6]) > 0 then
+    return tonumber(redis.call('HGET', KEYS[5], 'limit')) or -1, true
+  end
   local stored = stored_limit
   if stored and stored ~= limit
     and redis.call('ZCARD', leases) + redis.call('ZCARD', waiters) > 0 then

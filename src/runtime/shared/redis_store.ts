@@ -25,7 +25,8 @@ export interface RedisKeys {
 export function redisKeys(key: string): RedisKeys {
   const prefix = `procpool:{${key}}:`;
   return {
-    keys: ["leases", "waiters", "state", "fence"].map((name) => prefix + name),
+    // meta and held: an older procpool's layout, only looked for (_lease_script.ts).
+    keys: ["leases", "waiters", "state", "fence", "meta", "held"].map((name) => prefix + name),
     channel: prefix + "released",
   };
 }
@@ -155,6 +156,16 @@ export class RedisLeaseStore implements LeaseStore {
 
   #checkLimit(reply: number[]): void {
     if (reply[0] === 1) throw new CapacityMismatchError(this.key, this.limit, reply[1]);
+    if (reply[0] === 2) {
+      throw new CapacityMismatchError(
+        this.key,
+        this.limit,
+        reply[1],
+        `shared capacity ${JSON.stringify(this.key)} is in use by runtimes of an older procpool ` +
+          "version (the store holds their keys :meta or :held), which would not keep the bound " +
+          "together with this one; stop them, or use a new key, then retry",
+      );
+    }
   }
 
   async #run(op: string, holder: string, extra: readonly RedisArgument[]): Promise<number[]> {
