@@ -11,8 +11,9 @@
 // The fields are `#` fields of the LangL class itself, and the operations
 // module functions rather than methods, so that a script, which holds its
 // `lang`, can reach neither; `signal` is the one public member and is part of
-// LangL. (A worker's LangL keeps just a reason and a signal: worker_lang.ts.) The AbortController behind it is created only when
-// somebody asks for the signal: most processes never do.
+// LangL. (A worker's LangL keeps just a reason and a signal: worker_lang.ts.)
+// The AbortController behind it is created only when somebody asks for the
+// signal: most processes never do.
 import type { ProcessCancelledError } from "../errors.ts";
 
 /**
