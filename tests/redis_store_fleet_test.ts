@@ -91,6 +91,26 @@ Deno.test("redis lease store: the fleet", async (t) => {
   );
 
   await t.step(
+    "a waiter refused for an older version on the key leaves no wait record behind",
+    async () => {
+      const key = "older-layout-waiter";
+      const store = fx.store({ key, limit: 2 });
+      const [, waiters, state] = redisKeys(key).keys;
+      const { granted } = await store.acquire("X", 2);
+      assertEquals((await store.acquire("A", 1, 1)).granted, []); // A waits
+      const olderMeta = `procpool:{${key}}:meta`;
+      await fx.redis.hset(olderMeta, "limit", "2"); // an older runtime arrives
+      const error = await assertRejects(() => store.acquire("A", 1, 2), CapacityMismatchError);
+      assertEquals(error.storedLimit, 2);
+      await fx.redis.del(olderMeta);
+      // A's runtime withdraws nothing after a refusal: the record must be gone already.
+      assertEquals(await fx.redis.hget(state, "wA"), null);
+      assertEquals(await fx.redis.zscore(waiters, "A"), null);
+      assertEquals((await store.renew("X", granted)).othersWaiting, 0);
+    },
+  );
+
+  await t.step(
     "every answer carries the share: limit / holders taking part, rounded down",
     async () => {
       const store = fx.store({ limit: 8 });

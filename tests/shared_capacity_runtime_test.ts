@@ -210,7 +210,7 @@ Deno.test("shared capacity on a Runtime", async (t) => {
       );
       assertInstanceOf(refused, CapacityMismatchError);
       assertEquals(refused.storedLimit, 5);
-      for (const word of [key, "older procpool version", "new key"]) {
+      for (const word of [key, "older procpool version", "their limit 5", "new key"]) {
         assert(refused.message.includes(word), `${refused.message} names ${word}`);
       }
       assertEquals(runtime.stats().active, 0);

@@ -66,11 +66,11 @@ const VIEWS = ["others_waiting", "share", "tidy"];
 
 const ACQUIRE = branch(
   "acquire",
-  [...VIEWS, "limit_mismatch", "set_want", "take_handed", "earliest", "next_fence"],
+  [...VIEWS, "limit_mismatch", "set_want", "refused", "take_handed", "earliest", "next_fence"],
   `
   local n, lease_ms = tonumber(ARGV[6]), tonumber(ARGV[7])
   local stored, older = limit_mismatch()
-  if stored then tidy() return {older and 2 or 1, stored} end
+  if stored then return refused(stored, older) end
   local mine = held[holder] or 0
   local others = others_waiting()
   local was_live = redis.call('ZCARD', leases)
@@ -158,12 +158,12 @@ const RELEASE = branch(
 
 const WAIT = branch(
   "wait",
-  [...VIEWS, "limit_mismatch", "set_want", "take_handed", "earliest"],
+  [...VIEWS, "limit_mismatch", "set_want", "refused", "take_handed", "earliest"],
   `
   local n = tonumber(ARGV[6])
   if n > 0 then
     local stored, older = limit_mismatch()
-    if stored then tidy() return {older and 2 or 1, stored} end
+    if stored then return refused(stored, older) end
   end
   set_want(n, ARGV[7])
   local out = {0, others_waiting(), earliest(), share(), seq}

@@ -199,4 +199,20 @@ local function next_fence()
   return math.max(last + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
 end`,
   ],
+  // An acquire or wait refused: S7 (a different limit), or an older version
+  // on the key, which also removes the caller's own wait record: a holder may
+  // have been waiting before the older keys appeared, and its runtime sends no
+  // withdrawal after a refusal, so the record would count it as a waiter (a
+  // smaller share for the others, hand-overs to it) until it expired. (A
+  // runtime refused under S7 has no record of its own: its limit differed
+  // from the first call it made.)
+  [
+    "refused",
+    `
+local function refused(stored, older)
+  if older then set_want(0) end
+  tidy()
+  return {older and 2 or 1, stored}
+end`,
+  ],
 ]);
