@@ -29,6 +29,10 @@ export interface StoreState {
   readonly metaSeq: string | null;
   /** meta's 'due': a time the script keeps no later than any deadline in leases or waiters. */
   readonly metaDue: string | null;
+  /** meta's counts of holders holding, waiting, and both ('#nheld', '#nwant', '#nboth'). */
+  readonly metaCounts: { nheld?: string; nwant?: string; nboth?: string };
+  /** Whether the state hash exists. */
+  readonly hasState: boolean;
   readonly fence: string | null;
   /** PEXPIRETIME of each key: -2 absent, -1 no expiry. */
   readonly expireAt: Record<Name, number>;
@@ -81,6 +85,8 @@ export async function readState(redis: Redis, key: string): Promise<StoreState> 
     metaLimit,
     metaSeq,
     metaDue,
+    metaCounts: { nheld: meta.nheld, nwant: meta.nwant, nboth: meta.nboth },
+    hasState: Object.keys(stateHash as Record<string, string>).length > 0,
     fence: fence as string | null,
     expireAt: Object.fromEntries(NAMES.map((name, i) => [name, out[5 + i] as number])) as Record<
       Name,
@@ -161,6 +167,18 @@ export function checkState(model: StoreModel, state: StoreState, what: string): 
   }
   checkExpiry(model, state, at);
   checkDue(state, at);
+  checkCounts(state, at);
+}
+
+// The counts a call reads instead of every holder's fields: exact, whenever the hash exists.
+function checkCounts(state: StoreState, at: (check: string) => string): void {
+  if (!state.hasState) return;
+  const both = Object.keys(state.held).filter((holder) => holder in state.want).length;
+  assertEquals(state.metaCounts, {
+    nheld: String(Object.keys(state.held).length),
+    nwant: String(Object.keys(state.want).length),
+    nboth: String(both),
+  }, at("meta's counts"));
 }
 
 // The script looks for lapsed leases and wait records only once meta's 'due'

@@ -203,16 +203,44 @@ Deno.test("redis lease store: leases", async (t) => {
     assertEquals(await fx.redis.exists(keys[3]), 1);
   });
 
+  /** meta's counts, and how many 'h' and 'w' fields there are. */
+  async function countsOf(state: string): Promise<Record<string, string>> {
+    const hash = await fx.redis.hgetall(state);
+    const count = (c: string) => Object.keys(hash).filter((f) => f[0] === c).length;
+    return {
+      nheld: hash["#nheld"],
+      nwant: hash["#nwant"],
+      nboth: hash["#nboth"],
+      fields: `${count("h")}/${count("w")}`,
+    };
+  }
+
   await t.step(
     "the bound counts the leases themselves: a lost state hash grants nothing more",
     async () => {
       // What an eviction policy other than noeviction, or a stray DEL, can do.
       const store = fx.store({ limit: 2 });
       const { keys } = redisKeys(store.key);
-      assertEquals((await store.acquire("A", 2)).granted.length, 2);
+      const { granted } = await store.acquire("A", 2);
+      assertEquals(granted.length, 2);
       await fx.redis.del(keys[2]); // :state, with the held counts
       assertEquals((await store.acquire("B", 2)).granted, []);
       assertEquals(await fx.redis.zcard(keys[0]), 2);
+      // A's leases have no count now; giving them back leaves the counts exact.
+      assertEquals((await store.release("A", granted)).handedOver, 2);
+      assertEquals(await countsOf(keys[2]), { nheld: "1", nwant: "0", nboth: "0", fields: "1/0" });
     },
   );
+
+  await t.step("a state hash without its counts has them counted from its fields", async () => {
+    // What the version before the counts left on a key (one version per key).
+    const store = fx.store({ limit: 2 });
+    const { keys } = redisKeys(store.key);
+    await store.acquire("A", 1);
+    await store.acquire("B", 2, 1); // holds 1, waits for 1
+    await store.acquire("C", 1, 2); // waits for 1
+    await fx.redis.hdel(keys[2], "#nheld", "#nwant", "#nboth");
+    await store.renew("A", []);
+    assertEquals(await countsOf(keys[2]), { nheld: "2", nwant: "2", nboth: "1", fields: "2/2" });
+  });
 });

@@ -20,7 +20,9 @@
 //                     '#limit' -> the key's limit, while any lease or waiter exists;
 //                     '#exp' -> the keys' expiry; '#due' -> a time (ms, Redis clock, rounded
 //                     down) no later than any deadline in 1 or 2; '#seq' -> the number of the
-//                     last view reported (lease_store.ts ShareView.seq)
+//                     last view reported (lease_store.ts ShareView.seq); '#nheld', '#nwant',
+//                     '#nboth' -> how many holders have an 'h', a 'w', and both (so that a call
+//                     need not read the others' fields to know who takes part)
 //   4 fence    string the last fencing token granted (never expires)
 //   5 meta, 6 held: keys only procpool versions before the state hash write; read, never
 //                     written: while either exists, acquire and wait refuse (a mixed fleet)

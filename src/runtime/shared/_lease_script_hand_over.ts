@@ -10,15 +10,15 @@ export const LEASE_HAND_OVER = `
 -- hand-over is a new grant: a new fence, a deadline no earlier than the
 -- waiter's wait record (which its call's send time + its leaseMs precedes).
 local function hand_over(count)
-  local any = false
-  for h, n in pairs(wants) do if h ~= holder and n > 0 then any = true break end end
-  if not any then return 0 end
+  if others_waiting() == 0 then return 0 end
   local was_live = redis.call('ZCARD', leases)
   count = math.min(count, limit - was_live)
   if count <= 0 then return 0 end
   -- Those holding or waiting after this release take part (the releaser
   -- too, if it still holds or waits).
   local parts = taking_part()
+  -- Only here does a call read every holder's fields: others wait.
+  read_all()
   -- Candidates as parallel arrays: name, still wanted, held, since, got, tag.
   local ch, cn, cb, cs, cg, ct = {}, {}, {}, {}, {}, {}
   for _, h in ipairs(want_order) do

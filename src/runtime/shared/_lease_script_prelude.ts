@@ -1,9 +1,10 @@
 // The helpers of the lease script (_lease_script.ts) that its operations
 // share, as Lua text, each a named fragment; they use the names the head
-// (_lease_script_head.ts) defines: the state hash already read into tables,
-// and `put`, the buffer of changes tidy writes. Every operation's branch
-// defines only the helpers it uses (LEASE_HELPERS orders them so that each
-// follows those it calls): a Lua closure is made each time its definition runs.
+// (_lease_script_head.ts) defines: the state hash's tables (read as far as
+// needed), its counts, and `put`, the buffer of changes tidy writes. Every
+// operation's branch defines only the helpers it uses (LEASE_HELPERS orders
+// them so that each follows those it calls): a Lua closure is made each time
+// its definition runs.
 
 /** The helpers, by name, in an order where each comes after those it calls. */
 export const LEASE_HELPERS: ReadonlyMap<string, string> = new Map([
@@ -24,9 +25,7 @@ end`,
     "share",
     `
 local function taking_part()
-  local n = n_held
-  for x in pairs(wants) do if not held[x] then n = n + 1 end end
-  return n
+  return n_held + n_want - n_both
 end
 local function participants()
   local n = taking_part()
@@ -84,8 +83,15 @@ local function set_want(n, tag)
     wrote(now + ttl)
     if not was then
       local notice = 'w:' .. fmt(seq) .. ':' .. share() .. ':' .. holder
-      for h, c in pairs(held) do
-        if h ~= holder and c > 0 then redis.call('PUBLISH', channel .. ':' .. h, notice) end
+      -- Those holding leases, found from the leases themselves (at most
+      -- limit of them), not from every holder's count.
+      local told = { [holder] = true }
+      for _, m in ipairs(redis.call('ZRANGE', leases, 0, -1)) do
+        local h = sub(m, string.find(m, ':', 1, true) + 1)
+        if not told[h] then
+          told[h] = true
+          redis.call('PUBLISH', channel .. ':' .. h, notice)
+        end
       end
     end
   elseif was then
@@ -103,7 +109,7 @@ local function take_handed(out)
   local at = #out + 1
   out[at] = 0
   if not list then return end
-  handed[holder], put['d' .. holder] = nil, false
+  handed[holder], put['d' .. holder] = false, false
   for f in string.gmatch(list, '[^,]+') do
     if redis.call('ZSCORE', leases, f .. ':' .. holder) then
       out[#out + 1] = tonumber(f)
@@ -162,6 +168,7 @@ local function tidy()
     put['#exp'] = exp
   end
   put['#seq'] = fmt(seq)
+  put['#nheld'], put['#nwant'], put['#nboth'] = n_held, n_want, n_both
   -- due rounded down: kept as text, a fraction could round up, past a deadline.
   if due_moved then put['#due'] = due and fmt(math.floor(due)) or false end
   local sets, dels = {}, {}
