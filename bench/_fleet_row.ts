@@ -38,6 +38,8 @@ export interface RowSpec {
    * how long the quiet window lasts.
    */
   ms: number;
+  /** Load rows: the warm-up, WARM_UP_MS unless given. */
+  warmUpMs?: number;
 }
 
 export interface RowRun {
@@ -64,13 +66,14 @@ export async function runRow(
   spec: RowSpec,
   processes: number,
 ): Promise<RowRun> {
+  const warmUpMs = spec.warmUpMs ?? WARM_UP_MS;
   const plan: Plan = {
     library,
     port,
     key: `fleet:${spec.name}:${library}`,
     limit: spec.limit,
     local: spec.local,
-    load: spec.load && { ...spec.load, ms: WARM_UP_MS + spec.ms },
+    load: spec.load && { ...spec.load, ms: warmUpMs + spec.ms },
     idle: spec.idle && {
       ...spec.idle,
       queueAfterMs: QUEUE_AFTER_MS,
@@ -97,12 +100,12 @@ export async function runRow(
       commands = await commandCounts(redis);
       window = { from: from * 1000, to: (from + spec.ms) * 1000 };
     } else {
-      window = { from: (startAt + WARM_UP_MS) * 1000, to: (startAt + WARM_UP_MS + spec.ms) * 1000 };
+      window = { from: (startAt + warmUpMs) * 1000, to: (startAt + warmUpMs + spec.ms) * 1000 };
     }
     // The idle row also waits before its window and drains after it.
     const reports = await Promise.all(
       workers.map(async (worker) =>
-        JSON.parse(await worker.line("its report", WARM_UP_MS + spec.ms + 60_000)) as WorkerReport
+        JSON.parse(await worker.line("its report", warmUpMs + spec.ms + 60_000)) as WorkerReport
       ),
     );
     if (!commands) {

@@ -6,11 +6,13 @@
 //
 //   deno task bench:fleet [--libs=procpool,redis-semaphore,bottleneck] [--processes=4]
 //     [--seconds=5] [--idle-seconds=10] [--only=hold,handoff,short,idle]
-//     [--short-hold=thread|poll|timeout]
+//     [--short-hold=thread|poll|timeout] [--warm-up-seconds=N]
 //   --libs may also name lease-manager: procpool's lease manager without a Runtime (debugging).
 //   Without --libs, the hand-off row also runs ref-notify and ref-grant (bench/_fleet_refs.ts).
 //   The hand-off row ends with a pub/sub floor: the same pattern by PUBLISH alone (bench/_fleet_ping.ts).
 //   --short-hold: how the short row's holds of 0–1 ms are made (bench/_short_hold.ts); thread by default.
+//   --warm-up-seconds: how long the load rows run before their window; by default 2 s (WARM_UP_MS
+//   in bench/_fleet_row.ts), and 10 s in the hand-off row (HANDOFF_WARM_UP_MS below).
 import { Redis } from "ioredis";
 import { startRedisServer } from "../tests/_redis_server.ts";
 import {
@@ -36,7 +38,7 @@ function option(name: string): string | undefined {
 }
 
 const unknown = Deno.args.filter((arg) =>
-  !/^--(libs|processes|seconds|idle-seconds|only|short-hold)=/.test(arg)
+  !/^--(libs|processes|seconds|idle-seconds|only|short-hold|warm-up-seconds)=/.test(arg)
 );
 if (unknown.length > 0) {
   console.error(`unknown arguments: ${unknown.join(" ")} (see the header of bench/fleet.ts)`);
@@ -70,6 +72,19 @@ const SHORT_HOW: Record<ShortHold, string> = {
 };
 const seconds = intArg(option("seconds"), 5);
 const idleSeconds = intArg(option("idle-seconds"), 10);
+const warmUpOption = option("warm-up-seconds");
+const warmUpMs = intArg(warmUpOption, WARM_UP_MS / 1000) * 1000;
+/**
+ * The hand-off row's warm-up. Its processes run one job at a time (about 100
+ * a second each), and V8 optimises a function (Maglev) only after some 400
+ * calls: procpool's start path ran unoptimised for the first 7–8 s of the
+ * row, at up to twice its later release→start p50, while ref-grant's small
+ * scripts ran at their best from the start (BENCHMARKS.md, "The hand-off row
+ * and V8's tiers"). The row times each library's optimised code, as the load
+ * rows' warm-up intends, and as in a long-lived fleet.
+ */
+const HANDOFF_WARM_UP_MS = 10_000;
+const handoffWarmUpMs = intArg(warmUpOption, HANDOFF_WARM_UP_MS / 1000) * 1000;
 
 const HOLD: RowSpec = {
   name: "hold",
@@ -77,6 +92,7 @@ const HOLD: RowSpec = {
   local: 8,
   load: { lanes: 8, holdMinMs: 2, holdMaxMs: 5, short: shortHold },
   ms: seconds * 1000,
+  warmUpMs,
 };
 // One job at a time per process, and fewer slots than processes: a process
 // that releases has nothing of its own waiting, so the slot must go to another.
@@ -86,6 +102,7 @@ const HANDOFF: RowSpec = {
   local: 1,
   load: { lanes: 1, holdMinMs: 2, holdMaxMs: 5, short: shortHold },
   ms: seconds * 1000,
+  warmUpMs: handoffWarmUpMs,
 };
 const SHORT: RowSpec = {
   name: "short",
@@ -93,6 +110,7 @@ const SHORT: RowSpec = {
   local: 16,
   load: { lanes: 16, holdMinMs: 0, holdMaxMs: 1, short: shortHold },
   ms: seconds * 1000,
+  warmUpMs,
 };
 const HOLDERS = 2, WAITERS = 25;
 const IDLE: RowSpec = {
@@ -146,7 +164,7 @@ const hold = await each(HOLD, (run) => loadFigures(run, HOLD.limit, processes));
 print(
   hold,
   `### ${processes} processes, limit ${HOLD.limit}, holds of 2–5 ms (${seconds} s each after ${
-    WARM_UP_MS / 1000
+    warmUpMs / 1000
   } s of warm-up)\n\n${holdTable(hold, HOLD.limit)}\n`,
 );
 const handoff = await each(
@@ -158,7 +176,7 @@ const floor = handoff.length > 0 ? await pingFloorLine() : "";
 print(
   handoff,
   `### Release→start across processes: ${processes} processes of one job at a time, limit ${HANDOFF.limit}, holds of 2–5 ms (${seconds} s each after ${
-    WARM_UP_MS / 1000
+    handoffWarmUpMs / 1000
   } s of warm-up)\n\n${handoffTable(handoff, HANDOFF.limit)}\n${floor}`,
 );
 
@@ -186,7 +204,7 @@ print(
   short,
   `### ${processes} processes, limit ${SHORT.limit}, holds of 0–1 ms made by ${
     SHORT_HOW[shortHold]
-  } (${seconds} s each after ${WARM_UP_MS / 1000} s of warm-up)\n\n${
+  } (${seconds} s each after ${warmUpMs / 1000} s of warm-up)\n\n${
     shortTable(short, SHORT.limit)
   }\n`,
 );
