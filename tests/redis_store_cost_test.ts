@@ -1,6 +1,7 @@
 // What one call of the lease script costs Redis does not grow with the number
 // of runtimes on the key (review: every call read every holder's fields, so a
 // renewal with 5 000 runtimes waiting took 19 ms of Redis's one thread).
+// A hand-over reads only the waiters it may pick from.
 // Counted, not timed: the commands the script runs, from INFO commandstats
 // (which counts those a script calls), for the same calls with few runtimes
 // on the key and with hundreds.
@@ -77,6 +78,12 @@ Deno.test("redis lease store: a call's cost does not grow with the runtimes on t
 
   await t.step("an acquire that finds the leases taken and starts waiting", async () => {
     await sameCost(fx, crowded, (store) => store.acquire("B", 1, 1));
+  });
+
+  await t.step("a release that hands a lease over, with hundreds of runtimes waiting", async () => {
+    await sameCost(fx, crowded, async (store, granted) => {
+      assertEquals((await store.release("A", granted.slice(0, 1))).handedOver, 1);
+    });
   });
 
   await t.step("a release nobody waits for, with hundreds of runtimes holding", async () => {

@@ -17,35 +17,61 @@ local function hand_over(count)
   -- Those holding or waiting after this release take part (the releaser
   -- too, if it still holds or waits).
   local parts = taking_part()
-  -- Only here does a call read every holder's fields: others wait.
-  read_all()
   -- Candidates as parallel arrays: name, still wanted, held, since, got, tag.
   local ch, cn, cb, cs, cg, ct = {}, {}, {}, {}, {}, {}
-  for _, h in ipairs(want_order) do
-    local n = wants[h]
-    if h ~= holder and n and n > 0 and tags[h] then
-      local i = #ch + 1
-      ch[i], cn[i], cb[i], cg[i], ct[i] = h, n, held[h] or 0, 0, tags[h]
+  -- A waiter's fields, with one HMGET, into the tables (what this call
+  -- changed already stays).
+  local function fields_of(h)
+    if rawget(wants, h) == nil or rawget(held, h) == nil or rawget(tags, h) == nil then
+      local v = redis.call('HMGET', state, 'w' .. h, 'h' .. h, 't' .. h)
+      if rawget(wants, h) == nil then rawset(wants, h, tonumber(v[1]) or false) end
+      if rawget(held, h) == nil then rawset(held, h, tonumber(v[2]) or false) end
+      if rawget(tags, h) == nil then rawset(tags, h, v[3]) end
+    end
+    return wants[h] and wants[h] > 0 and tags[h]
+  end
+  local function candidate(h, since)
+    local i = #ch + 1
+    ch[i], cn[i], cb[i], cs[i], cg[i], ct[i] = h, wants[h], held[h] or 0, since, 0, tags[h]
+  end
+  -- Not every waiter: those holding leases (found from the leases, at most
+  -- limit of them), then those holding none, oldest wait record first, until
+  -- count of them. A waiter holding none is picked only once every such
+  -- waiter before it has been, so none after the first count can be.
+  local seen, holding = { [holder] = true }, {}
+  for _, m in ipairs(redis.call('ZRANGE', leases, 0, -1)) do
+    local h = sub(m, string.find(m, ':', 1, true) + 1)
+    if not seen[h] then
+      seen[h] = true
+      if fields_of(h) then holding[#holding + 1] = h end
     end
   end
-  if #ch == 0 then return 0 end
   -- Each one's wait record: its expiry orders ties; one without a record takes no part.
   -- In parts: Lua's unpack refuses some 8 000 values, and a script that fails
   -- halfway keeps the writes it made.
-  local scores = {}
-  for from = 1, #ch, 1000 do
-    local part = redis.call('ZMSCORE', waiters, unpack(ch, from, math.min(from + 999, #ch)))
-    for j = 1, #part do scores[from + j - 1] = part[j] end
-  end
-  local k = 0
-  for i = 1, #ch do
-    if scores[i] then
-      k = k + 1
-      ch[k], cn[k], cb[k], cs[k], ct[k] = ch[i], cn[i], cb[i], tonumber(scores[i]), ct[i]
+  for from = 1, #holding, 1000 do
+    local part = redis.call('ZMSCORE', waiters, unpack(holding, from, math.min(from + 999, #holding)))
+    for j = 1, #part do
+      if part[j] then candidate(holding[from + j - 1], tonumber(part[j])) end
     end
   end
-  for i = #ch, k + 1, -1 do ch[i] = nil end
-  if k == 0 then return 0 end
+  local none_held, from, size = 0, 0, count + 1
+  while none_held < count do
+    local page = redis.call('ZRANGE', waiters, from, from + size - 1, 'WITHSCORES')
+    for i = 1, #page, 2 do
+      local h = page[i]
+      if not seen[h] then
+        seen[h] = true
+        if fields_of(h) then
+          candidate(h, tonumber(page[i + 1]))
+          if not held[h] then none_held = none_held + 1 end
+        end
+      end
+    end
+    if #page < 2 * size then break end
+    from, size = from + size, size * 2
+  end
+  if #ch == 0 then return 0 end
   local cap = math.ceil(limit / parts)
   local first = next_fence()
   -- Fences go out in pick order; picks[k] is the candidate of fence first + k - 1.

@@ -25,10 +25,10 @@ local byte, sub = string.byte, string.sub
 -- holders hold, wait, do both), 'h' .. holder its leases held, 'w' .. holder
 -- the leases it waits for, 't' .. holder its wait record's tag, 'd' .. holder
 -- the leases handed to it not yet reported. A call reads the meta fields and
--- its own with one HMGET; another holder's field only when it needs it (one
--- HGET, remembered), and the whole hash (read_all) only where it must see
--- every holder: a hand-over while others wait. So a renewal costs the same
--- with 5 or 5 000 runtimes waiting on the key.
+-- its own with one HMGET, and another holder's field only when it needs it
+-- (one HGET, remembered; a hand-over reads only the waiters it may pick), so
+-- a renewal costs the same with 5 or 5 000 runtimes waiting on the key. The
+-- whole hash is read (read_all) only to count one found without its counts.
 local got = redis.call('HMGET', state, '#limit', '#exp', '#due', '#seq', '#nheld', '#nwant',
   '#nboth', 'h' .. holder, 'w' .. holder, 't' .. holder, 'd' .. holder)
 local stored_limit, stored_exp = tonumber(got[1]), tonumber(got[2])
@@ -53,8 +53,6 @@ end
 local held, wants, tags, handed = fields('h', true), fields('w', true), fields('t'), fields('d')
 held[holder], wants[holder] = tonumber(got[8]) or false, tonumber(got[9]) or false
 tags[holder], handed[holder] = got[10], got[11]
--- The waiters in the hash's order (ties in hand_over go by it), once read_all has run.
-local want_order = {}
 
 -- Reads every holder's fields, once, into plain tables (a field not in them
 -- is absent from then on), this call's own changes standing over what the
@@ -69,10 +67,7 @@ local function read_all()
     local f = flat[i]
     local c = byte(f)
     if c == 104 then held[sub(f, 2)] = tonumber(flat[i + 1])
-    elseif c == 119 then
-      local h = sub(f, 2)
-      wants[h] = tonumber(flat[i + 1])
-      want_order[#want_order + 1] = h
+    elseif c == 119 then wants[sub(f, 2)] = tonumber(flat[i + 1])
     elseif c == 116 then tags[sub(f, 2)] = flat[i + 1]
     elseif c == 100 then handed[sub(f, 2)] = flat[i + 1]
     end
