@@ -60,6 +60,7 @@ local function hand_over(count)
     local page = redis.call('ZRANGE', waiters, from, from + size - 1, 'WITHSCORES')
     for i = 1, #page, 2 do
       local h = page[i]
+      if none_held >= count then break end
       if not seen[h] then
         seen[h] = true
         if fields_of(h) then
