@@ -34,27 +34,13 @@ local function hand_over(count)
     local i = #ch + 1
     ch[i], cn[i], cb[i], cs[i], cg[i], ct[i] = h, wants[h], held[h] or 0, since, 0, tags[h]
   end
-  -- Not every waiter: those holding leases (found from the leases, at most
-  -- limit of them), then those holding none, oldest wait record first, until
-  -- count of them. A waiter holding none is picked only once every such
-  -- waiter before it has been, so none after the first count can be.
-  local seen, holding = { [holder] = true }, {}
-  for _, m in ipairs(redis.call('ZRANGE', leases, 0, -1)) do
-    local h = sub(m, string.find(m, ':', 1, true) + 1)
-    if not seen[h] then
-      seen[h] = true
-      if fields_of(h) then holding[#holding + 1] = h end
-    end
-  end
-  -- Each one's wait record: its expiry orders ties; one without a record takes no part.
-  -- In parts: Lua's unpack refuses some 8 000 values, and a script that fails
-  -- halfway keeps the writes it made.
-  for from = 1, #holding, 1000 do
-    local part = redis.call('ZMSCORE', waiters, unpack(holding, from, math.min(from + 999, #holding)))
-    for j = 1, #part do
-      if part[j] then candidate(holding[from + j - 1], tonumber(part[j])) end
-    end
-  end
+  -- Not every waiter: in wait-record order, until count of those holding
+  -- none have been read. Each of those takes one lease before any waiter
+  -- holding some can (fewest held first, and their share rounded up is at
+  -- least one), so a waiter after them cannot be picked; one holding leases
+  -- before them is read on the way. (Reading the holders from the leases
+  -- instead would cost O(limit) per hand-over.)
+  local seen = { [holder] = true }
   local none_held, from, size = 0, 0, count + 1
   while none_held < count do
     local page = redis.call('ZRANGE', waiters, from, from + size - 1, 'WITHSCORES')

@@ -82,8 +82,12 @@ local function read_all()
 end
 -- The counts are written with every change they follow, in one script, so
 -- they stay exact; a hash without them (gone: all counts 0, as its fields
--- are; or one no call of this layout wrote) has them counted once.
-if not got[5] and redis.call('HLEN', state) > 0 then
+-- are; or one no call of this layout wrote) has them counted once, and so
+-- has one whose counts cannot be right (an earlier layout's script changed
+-- its fields without them): wrong counts would otherwise stay wrong.
+if (not got[5] and redis.call('HLEN', state) > 0) or n_held < 0 or n_want < 0 or n_both < 0
+    or n_both > math.min(n_held, n_want) then
+  n_held, n_want, n_both = 0, 0, 0
   read_all()
   for h, c in pairs(held) do
     if c then
