@@ -77,8 +77,8 @@ const warmUpMs = intArg(warmUpOption, WARM_UP_MS / 1000) * 1000;
 /**
  * The hand-off row's warm-up. Its processes run one job at a time (about 100
  * a second each), and V8 optimises a function (Maglev) only after some 400
- * calls: procpool's start path ran unoptimised for the first 7–8 s of the
- * row, at up to twice its later release→start p50, while ref-grant's small
+ * calls: procpool's start path was queued for Maglev only 5–6 s into the
+ * row, and ran at up to twice its later release→start p50, while ref-grant's small
  * scripts ran at their best from the start (BENCHMARKS.md, "The hand-off row
  * and V8's tiers"). The row times each library's optimised code, as the load
  * rows' warm-up intends, and as in a long-lived fleet.
