@@ -259,4 +259,33 @@ Deno.test("redis lease store: leases", async (t) => {
       assertEquals(await countsOf(keys[2]), { nheld: "2", nwant: "1", nboth: "1", fields: "2/1" });
     }
   });
+
+  await t.step("a reclaim of thousands of wait records deletes their fields in parts", async () => {
+    // 9 000 lapsed wait records, seeded as the script writes them: their
+    // reclaim deletes 18 000 fields, past what Lua's unpack takes at once.
+    const store = fx.store({ limit: 1 });
+    const { keys } = redisKeys(store.key);
+    const [leases, waiters, state] = keys;
+    const [seconds] = await fx.redis.time();
+    const past = Number(seconds) * 1000 - 1_000;
+    const fields: Record<string, string> = {
+      "#limit": "1",
+      "#due": String(past),
+      "#nheld": "0",
+      "#nwant": "9000",
+      "#nboth": "0",
+    };
+    const members: (string | number)[] = [];
+    for (let i = 0; i < 9_000; i++) {
+      fields[`wW${i}`] = "1";
+      fields[`tW${i}`] = "1";
+      members.push(past, `W${i}`);
+    }
+    await fx.redis.hset(state, fields);
+    await fx.redis.zadd(waiters, ...members);
+    assertEquals((await store.acquire("A", 1)).granted.length, 1);
+    assertEquals(await fx.redis.zcard(waiters), 0);
+    assertEquals(await fx.redis.zcard(leases), 1);
+    assertEquals(await countsOf(state), { nheld: "1", nwant: "0", nboth: "0", fields: "1/0" });
+  });
 });
