@@ -96,15 +96,10 @@ export class RedisLeaseStore implements LeaseStore {
     return { ...view, lost: reply.slice(6 + reply[5]) };
   }
 
-  async release(holder: string, fences: readonly Fence[]): Promise<ReleaseResult> {
-    const reply = await this.#run("release", holder, fences);
-    return {
-      othersWaiting: reply[1],
-      released: reply[2],
-      share: reply[3],
-      seq: reply[4],
-      handedOver: reply[5],
-    };
+  release(holder: string, fences: readonly Fence[]): Promise<ReleaseResult> {
+    // Not async: the EVALSHA is written inside this call (see #run), on the
+    // path from one runtime's release to another's start.
+    return this.#run("release", holder, fences).then(releaseResult);
   }
 
   async wait(holder: string, want: number, tag = 0): Promise<FleetView> {
@@ -168,28 +163,46 @@ export class RedisLeaseStore implements LeaseStore {
     }
   }
 
-  async #run(op: string, holder: string, extra: readonly RedisArgument[]): Promise<number[]> {
-    const sha = knownSha ?? await leaseScriptSha();
-    const { keys, channel } = this.#names;
-    const args = [
-      sha,
-      keys.length,
-      ...keys,
-      op,
-      channel,
-      holder,
-      this.limit,
-      this.leaseMs,
-      ...extra,
-    ];
-    try {
-      return await this.#client.call("EVALSHA", args) as number[];
-    } catch (error) {
-      if (!(error instanceof Error && error.message.startsWith("NOSCRIPT"))) throw error;
-      await this.#client.call("SCRIPT", ["LOAD", LEASE_SCRIPT]);
-      return await this.#client.call("EVALSHA", args) as number[];
+  /**
+   * One EVALSHA. Once the script's SHA is known, the command is written to
+   * the client before this returns: no microtask between a release and its
+   * send.
+   */
+  #run(op: string, holder: string, extra: readonly RedisArgument[]): Promise<number[]> {
+    if (knownSha === undefined) {
+      return leaseScriptSha().then(() => this.#run(op, holder, extra));
     }
+    const { keys, channel } = this.#names;
+    const args: RedisArgument[] = [knownSha, keys.length];
+    for (const key of keys) args.push(key);
+    args.push(op, channel, holder, this.limit, this.leaseMs);
+    for (const value of extra) args.push(value);
+    let call: Promise<number[]>;
+    try {
+      call = this.#client.call("EVALSHA", args) as Promise<number[]>;
+    } catch (error) {
+      return Promise.reject(error); // as an async call would: callers only handle rejections
+    }
+    return call.catch((error) => this.#loadAndRun(error, args));
   }
+
+  /** The server lost the script (NOSCRIPT, e.g. after a restart): load it, run again. */
+  async #loadAndRun(error: unknown, args: RedisArgument[]): Promise<number[]> {
+    if (!(error instanceof Error && error.message.startsWith("NOSCRIPT"))) throw error;
+    await this.#client.call("SCRIPT", ["LOAD", LEASE_SCRIPT]);
+    return await this.#client.call("EVALSHA", args) as number[];
+  }
+}
+
+/** {0, others, released, share, seq, handedOver}. */
+function releaseResult(reply: number[]): ReleaseResult {
+  return {
+    othersWaiting: reply[1],
+    released: reply[2],
+    share: reply[3],
+    seq: reply[4],
+    handedOver: reply[5],
+  };
 }
 
 /** The head every reply but release's shares: {0, others, earliestMs, share, seq, h, handed x h, ...}. */
@@ -210,9 +223,11 @@ function grantNotice(message: string): Notice {
   const seqEnd = message.indexOf(":", tagEnd + 1);
   const othersEnd = message.indexOf(":", seqEnd + 1);
   const shareEnd = message.indexOf(":", othersEnd + 1);
+  const list = message.slice(2, fencesEnd);
   return {
     kind: "granted",
-    fences: message.slice(2, fencesEnd).split(",").map(Number),
+    // Mostly one: a release hands over what one process stopped holding.
+    fences: list.includes(",") ? list.split(",").map(Number) : [Number(list)],
     tag: Number(message.slice(fencesEnd + 1, tagEnd)),
     view: {
       othersWaiting: Number(message.slice(seqEnd + 1, othersEnd)),
