@@ -235,7 +235,7 @@ async function showLeftovers(port: number): Promise<void> {
   try {
     await redis.connect();
     const prefix = `procpool:{${KEY}}:`;
-    const records = ["leases", "held", "want", "waiters", "meta"].map((name) => prefix + name);
+    const records = ["leases", "waiters", "state", "holders"].map((name) => prefix + name);
     const left = await redis.exists(...records);
     const fence = await redis.get(prefix + "fence");
     console.log(

@@ -1,14 +1,15 @@
 // Reads one key's lease store straight from Redis, in one MULTI (a consistent
 // snapshot), and checks it against the model (_store_model.ts): the bound, the
 // held counts, the leases and their deadlines, the wait records, the record of
-// hand-overs, the fence counter, the keys' expiry and meta's 'due'.
+// hand-overs, the fence counter, the keys' expiry, meta's 'due' and counts,
+// and the holders set.
 import { assert, assertEquals } from "@std/assert";
 import type { Redis } from "ioredis";
 import { redisKeys } from "../src/runtime/shared/redis_store.ts";
 import type { StoreModel } from "./_store_model.ts";
 
 /** The keys the invariants read, by the name redisKeys gives them (others may be added). */
-const NAMES = ["leases", "waiters", "state", "fence"] as const;
+const NAMES = ["leases", "waiters", "state", "fence", "holders"] as const;
 type Name = typeof NAMES[number];
 
 export interface StoreState {
@@ -33,6 +34,8 @@ export interface StoreState {
   readonly metaCounts: { nheld?: string; nwant?: string; nboth?: string };
   /** Whether the state hash exists. */
   readonly hasState: boolean;
+  /** The holders set's members: the holders a new waiter tells. */
+  readonly holders: string[];
   readonly fence: string | null;
   /** PEXPIRETIME of each key: -2 absent, -1 no expiry. */
   readonly expireAt: Record<Name, number>;
@@ -52,7 +55,7 @@ export async function readState(redis: Redis, key: string): Promise<StoreState> 
   const k = keyNames(key);
   const tx = redis.multi().time()
     .zrange(k.leases, "0", "-1", "WITHSCORES").hgetall(k.state)
-    .zrange(k.waiters, "0", "-1", "WITHSCORES").get(k.fence);
+    .zrange(k.waiters, "0", "-1", "WITHSCORES").get(k.fence).smembers(k.holders);
   for (const name of NAMES) tx.call("PEXPIRETIME", k[name]);
   const replies = await tx.exec();
   if (!replies) throw new Error("MULTI aborted");
@@ -60,7 +63,7 @@ export async function readState(redis: Redis, key: string): Promise<StoreState> 
     if (error) throw error;
     return value;
   });
-  const [time, leases, stateHash, waiters, fence] = out;
+  const [time, leases, stateHash, waiters, fence, holders] = out;
   const { held, want, tag, handed, meta } = splitState(stateHash as Record<string, string>);
   const [metaLimit, metaSeq, metaDue] = [meta.limit ?? null, meta.seq ?? null, meta.due ?? null];
   const [s, us] = time as string[];
@@ -87,8 +90,9 @@ export async function readState(redis: Redis, key: string): Promise<StoreState> 
     metaDue,
     metaCounts: { nheld: meta.nheld, nwant: meta.nwant, nboth: meta.nboth },
     hasState: Object.keys(stateHash as Record<string, string>).length > 0,
+    holders: holders as string[],
     fence: fence as string | null,
-    expireAt: Object.fromEntries(NAMES.map((name, i) => [name, out[5 + i] as number])) as Record<
+    expireAt: Object.fromEntries(NAMES.map((name, i) => [name, out[6 + i] as number])) as Record<
       Name,
       number
     >,
@@ -170,8 +174,10 @@ export function checkState(model: StoreModel, state: StoreState, what: string): 
   checkCounts(state, at);
 }
 
-// The counts a call reads instead of every holder's fields: exact, whenever the hash exists.
+// The counts a call reads instead of every holder's fields: exact, whenever
+// the hash exists; the holders set names exactly the holders with a field.
 function checkCounts(state: StoreState, at: (check: string) => string): void {
+  assertEquals(state.holders.sort(), Object.keys(state.held).sort(), at("the holders set"));
   if (!state.hasState) return;
   const both = Object.keys(state.held).filter((holder) => holder in state.want).length;
   assertEquals(state.metaCounts, {

@@ -9,7 +9,9 @@
 // reclaimed by the next call, the wait records are the model's, and every
 // key expires, never before a deadline in it, while meta's 'due' (before
 // which the script looks for nothing lapsed) is never after one
-// (_store_probe.ts). Every reply's view number (seq) is above the last, and
+// (_store_probe.ts). A key of the store lost on its own (leases, waiters,
+// holders set: what an eviction or a stray DEL does) is repaired by the next
+// call. Every reply's view number (seq) is above the last, and
 // at the end of each run every holder has heard exactly the notices the model
 // says, in order (_store_notices.ts).
 //
@@ -122,7 +124,21 @@ const commandArbs = [
   fc.tuple(holderArb, fc.boolean()).map(([h, viaWait]) =>
     command("mismatch", (m, r) => mismatch(m, r, h, viaWait), label("mismatch", h, viaWait))
   ),
+  fc.tuple(fc.constantFrom("leases", "waiters", "holders" as const), holderArb).map(([name, h]) =>
+    command("lose", (m, r) => lose(m, r, name, h), label("lose", h, name))
+  ),
 ];
+
+// One key goes on its own (an eviction, a stray DEL); the next call, any
+// holder's renewal of nothing, finds the rest agreeing with what is left: the
+// leases and the wait records are the truth, the counts follow them.
+async function lose(m: StoreModel, r: Run, name: "leases" | "waiters" | "holders", h: string) {
+  await r.redis.del(keyNames(r.key)[name]);
+  r.trace.add(`lose(${name})`);
+  if (name === "leases") m.leases.clear();
+  if (name === "waiters") m.waits.clear();
+  await step.renew(m, r, h, []);
+}
 
 /** Some of h's live leases, told to it or not (bit i: the i-th). */
 function liveOf(m: StoreModel, h: string, mask: number): number[] {

@@ -2,7 +2,8 @@
 // it, atomically, so the store never needs a reaper process: each call first
 // reclaims what has expired (once something can have), then does its work,
 // then tidies the keys. It is assembled from named parts: the head
-// (arguments, meta, reclaim; _lease_script_head.ts), the helpers
+// (arguments, meta, the repair of a lost key (_lease_script_repair.ts),
+// reclaim; _lease_script_head.ts), the helpers
 // (_lease_script_prelude.ts), the hand-over (_lease_script_hand_over.ts), and
 // one branch per operation below, which defines only the helpers it uses.
 //
@@ -26,6 +27,7 @@
 //   4 fence    string the last fencing token granted (never expires)
 //   5 meta, 6 held: keys only procpool versions before the state hash write; read, never
 //                     written: while either exists, acquire and wait refuse (a mixed fleet)
+//   7 holders  set    the holders with an 'h' field in 3 (whom a new waiter tells)
 // ARGV: 1 op, 2 channel, 3 holder, 4 limit, 5 wait-record ttl ms (the caller's leaseMs), 6.. op arguments
 //   acquire n leaseMs tag  -> {0, others, earliestMs, share, seq, h, handed x h, fence...} or {1, storedLimit} or {2, itsLimit}
 //   renew leaseMs fence... -> {0, others, earliestMs, share, seq, h, handed x h, lostFence...}

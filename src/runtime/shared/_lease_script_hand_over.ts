@@ -90,9 +90,7 @@ local function hand_over(count)
     zargs[#zargs + 1] = f .. ':' .. ch[i]
     lists[i] = lists[i] and (lists[i] .. ',' .. f) or f
   end
-  for from = 1, #zargs, 1000 do
-    redis.call('ZADD', leases, unpack(zargs, from, math.min(from + 999, #zargs)))
-  end
+  in_parts('ZADD', leases, zargs)
   for i = 1, #ch do
     if cg[i] > 0 then
       local h = ch[i]

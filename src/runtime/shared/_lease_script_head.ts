@@ -9,9 +9,13 @@
 // and at most one HDEL: a redis.call costs one to a few µs inside a script,
 // and the release script is on the path from one runtime's release to
 // another's start.
+import { LEASE_REPAIR } from "./_lease_script_repair.ts";
+
+/** The head, as Lua text. */
 export const LEASE_HEAD = `
 if redis.replicate_commands then redis.replicate_commands() end
 local leases, waiters, state, fencekey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local holders = KEYS[7]
 local op, channel, holder = ARGV[1], ARGV[2], ARGV[3]
 local limit, ttl = tonumber(ARGV[4]), tonumber(ARGV[5])
 local t = redis.call('TIME')
@@ -19,6 +23,13 @@ local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 
 local function fmt(x) return string.format('%.0f', x) end
 local byte, sub = string.byte, string.sub
+-- cmd key list..., in parts of 1 000 values (Lua's unpack refuses some 8 000;
+-- pairs stay whole).
+local function in_parts(cmd, key, list)
+  for from = 1, #list, 1000 do
+    redis.call(cmd, key, unpack(list, from, math.min(from + 999, #list)))
+  end
+end
 
 -- The state hash, by the field's first byte: '#' meta ('#limit', '#exp',
 -- '#due', '#seq', and the counts '#nheld', '#nwant', '#nboth': how many
@@ -120,6 +131,11 @@ local function wrote(d)
   if not due or d < due then due, due_moved = d, true end
 end
 
+-- The holders set (KEYS[7]) names the holders with an 'h' field, so that a
+-- new waiter finds whom to tell without reading every lease. A holder whose
+-- field this call created (true) or deleted (false): tidy writes the set.
+local hold_moves = {}
+
 -- Changes a holder's count by d (the field goes at 0), and the counts with it.
 local function add_held(h, d)
   local was = held[h]
@@ -128,12 +144,14 @@ local function add_held(h, d)
     if not was then
       n_held = n_held + 1
       if wants[h] then n_both = n_both + 1 end
+      hold_moves[h] = true
     end
     held[h], put['h' .. h] = n, n
   else
     if was then
       n_held = n_held - 1
       if wants[h] then n_both = n_both - 1 end
+      hold_moves[h] = false
     end
     held[h], put['h' .. h] = false, false
   end
@@ -158,6 +176,7 @@ local function want_fields(h, n, tag)
   end
 end
 
+${LEASE_REPAIR}
 -- Reclaim: leases whose deadline has passed, wait records nobody refreshed.
 -- Only once due has come (or is unknown): until then nothing can have
 -- expired, and the call saves the look.

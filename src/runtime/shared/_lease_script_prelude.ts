@@ -83,13 +83,10 @@ local function set_want(n, tag)
     wrote(now + ttl)
     if not was then
       local notice = 'w:' .. fmt(seq) .. ':' .. share() .. ':' .. holder
-      -- Those holding leases, found from the leases themselves (at most
-      -- limit of them), not from every holder's count.
-      local told = { [holder] = true }
-      for _, m in ipairs(redis.call('ZRANGE', leases, 0, -1)) do
-        local h = sub(m, string.find(m, ':', 1, true) + 1)
-        if not told[h] then
-          told[h] = true
+      -- Those holding leases, from the holders set (O(holders), not every
+      -- lease); one whose last lease this call reclaimed holds none.
+      for _, h in ipairs(redis.call('SMEMBERS', holders)) do
+        if h ~= holder and hold_moves[h] ~= false then
           redis.call('PUBLISH', channel .. ':' .. h, notice)
         end
       end
@@ -151,7 +148,7 @@ local function tidy()
   -- sets are empty already (absent); whatever an older version keeps there
   -- stays for it, with the expiry that version gave it.
   if n_held == 0 and n_want == 0 then
-    redis.call('DEL', state)
+    redis.call('DEL', state, holders)
     return
   end
   local exp = stored_exp
@@ -180,17 +177,22 @@ local function tidy()
       dels[#dels + 1] = f
     end
   end
-  -- In parts of 1 000 values (pairs stay whole), as hand_over's ZADD.
-  for from = 1, #sets, 1000 do
-    redis.call('HSET', state, unpack(sets, from, math.min(from + 999, #sets)))
+  in_parts('HSET', state, sets)
+  in_parts('HDEL', state, dels)
+  -- Added before removed: a set that keeps a member never empties (and
+  -- loses its expiry) on the way; one this call creates is fresh.
+  local joined, left = {}, {}
+  for h, holds in pairs(hold_moves) do
+    if holds then joined[#joined + 1] = h else left[#left + 1] = h end
   end
-  for from = 1, #dels, 1000 do
-    redis.call('HDEL', state, unpack(dels, from, math.min(from + 999, #dels)))
-  end
+  in_parts('SADD', holders, joined)
+  in_parts('SREM', holders, left)
+  if #joined > 0 and not holders_live then fresh[holders] = true end
   if rearm then
     redis.call('PEXPIREAT', leases, exp)
     redis.call('PEXPIREAT', waiters, exp)
     redis.call('PEXPIREAT', state, exp)
+    redis.call('PEXPIREAT', holders, exp)
   else
     for k in pairs(fresh) do redis.call('PEXPIREAT', k, exp) end
   end

@@ -26,7 +26,9 @@ export function redisKeys(key: string): RedisKeys {
   const prefix = `procpool:{${key}}:`;
   return {
     // meta and held: an older procpool's layout, only looked for (_lease_script.ts).
-    keys: ["leases", "waiters", "state", "fence", "meta", "held"].map((name) => prefix + name),
+    keys: ["leases", "waiters", "state", "fence", "meta", "held", "holders"].map((name) =>
+      prefix + name
+    ),
     channel: prefix + "released",
   };
 }

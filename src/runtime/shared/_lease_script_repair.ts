@@ -1,0 +1,72 @@
+// The lease script's repair of keys lost on their own, as Lua text, run by
+// every call in the head (_lease_script_head.ts) after the counts are read and
+// before the reclaim. Redis drops a key whole (an eviction under a
+// volatile-* maxmemory-policy, a stray DEL, a replica promoted without it),
+// so one key of a shared capacity can go while the others live: a lost
+// :leases set leaves its holders counted as holding in :state (smaller shares
+// for the others, hand-overs judged on leases that are gone), a lost :waiters
+// set leaves waiters counted that no record will ever expire, a lost :state
+// hash leaves live leases counted by nobody, and a lost holders set leaves
+// holders nobody tells of a new waiter. The leases and the wait records are
+// the truth; the fields and counts are made to agree with them again.
+//
+// Whether a key is missing costs one EXISTS per call: with leases named once,
+// the holders set twice and the waiters set four times, its count tells which
+// of the three exist (EXISTS counts a key each time it is named). With the
+// counts exact, the leases and the holders set exist exactly while some
+// holder holds, and the waiters set whenever some holder waits. Only a
+// mismatch costs more, once: reading the leases (at most limit), the holders
+// set, or, when the names of those to clear are gone with their set, the
+// whole state hash. (A waiters set that exists while the counts say nobody
+// waits is left alone: its records lost their fields with a lost state hash,
+// and they expire, or their runtimes write them again, within leaseMs.)
+//
+// Not repaired: members lost from a key that lives (only a hand-made ZREM or
+// HDEL does that; Redis drops keys whole).
+export const LEASE_REPAIR = `
+-- holder -> how many leases it has in the leases set (reads every lease).
+local function lease_counts()
+  local counts = {}
+  for _, m in ipairs(redis.call('ZRANGE', leases, 0, -1)) do
+    local h = sub(m, string.find(m, ':', 1, true) + 1)
+    counts[h] = (counts[h] or 0) + 1
+  end
+  return counts
+end
+
+local function repair_held(found)
+  -- Who has an 'h' field now: the holders set says, unless it went too.
+  local had = {}
+  if found % 4 >= 2 then
+    had = redis.call('SMEMBERS', holders)
+  elseif n_held > 0 then
+    read_all()
+    for h, c in pairs(held) do if c then had[#had + 1] = h end end
+  end
+  local counts = found % 2 == 1 and lease_counts() or {}
+  for _, h in ipairs(had) do
+    if not counts[h] then add_held(h, -(held[h] or 0)) end
+  end
+  local names = {}
+  for h, c in pairs(counts) do
+    add_held(h, c - (held[h] or 0))
+    names[#names + 1] = h
+  end
+  -- Written at once, whole: a new waiter reads it in this call.
+  redis.call('DEL', holders)
+  hold_moves = {}
+  in_parts('SADD', holders, names)
+  if #names > 0 then fresh[holders] = true end
+end
+
+do
+  local found = redis.call('EXISTS', leases, holders, holders, waiters, waiters, waiters, waiters)
+  if found % 4 ~= (n_held > 0 and 3 or 0) then repair_held(found) end
+  if n_want > 0 and found < 4 then
+    read_all()
+    for h, w in pairs(wants) do if w then want_fields(h, 0) end end
+  end
+end
+-- Whether the holders set exists now (tidy gives a set this call creates its expiry).
+local holders_live = n_held > 0
+`;
