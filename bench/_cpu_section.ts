@@ -2,13 +2,24 @@
 // processes and as worker processes, the per-task overhead of tiny tasks next
 // to piscina, tinypool and workerpool (npm, under Deno through
 // node:worker_threads), memory per warm worker and the time to replace a
-// stopped one. Each figure comes from a fresh `deno run`, three rounds
-// interleaved, median reported.
+// stopped one. Each figure comes from fresh `deno run`s in interleaved rounds,
+// median reported; the tiny-task row takes more rounds and several batches
+// per run (see TINY_ROUNDS).
 import { fmt, markdownTable, median, ratio, runScript, type SpawnOptions } from "./_shared.ts";
 
 /** A runner that has not printed its line by then is killed and reported as such. */
 const FLAGS: SpawnOptions = { denoFlags: ["--allow-run", "--allow-sys"], timeoutMs: 60_000 };
 const ROUNDS = 3;
+/**
+ * The tiny-task row measures ~0.1 s batches, so on a busy 2-core machine one
+ * stall moves a run by 2x (piscina measured 43.7, 45.6 and 93.6 µs in one
+ * run). Every implementation gets the same: TINY_ROUNDS fresh runs, each
+ * timing TINY_BATCHES batches after its warm-up batch, in rounds whose order
+ * rotates (round r starts at the r-th implementation, so none is always first
+ * or always after the same one); the figure is the median of all its batches.
+ */
+const TINY_ROUNDS = 5;
+const TINY_BATCHES = 5;
 const log = (message: string) => console.error(`… ${message}`);
 
 /** Hashing rounds of ~20 ms on this machine (measured here, so the target's task size holds). */
@@ -37,6 +48,26 @@ async function measure(args: (string | number)[]): Promise<number> {
     log(`${args.join(" ")} failed: ${error}`);
     return NaN;
   }
+}
+
+interface TinyRun {
+  /** Each timed batch's ms. */
+  readonly batches: number[];
+  /** CPU the runner's OS process (all threads) used per task, µs. */
+  readonly cpuUs: number;
+}
+
+/** One tiny-task run, or undefined if it hung or failed. */
+async function measureTiny(impl: string, tiny: number): Promise<TinyRun | undefined> {
+  const args = ["tiny", impl, tiny, TINY_BATCHES];
+  try {
+    const result = await runScript<TinyRun>("cpu_runner.ts", args, FLAGS);
+    if (typeof result !== "symbol") return result;
+    log(`${args.join(" ")}: killed after ${FLAGS.timeoutMs! / 1000} s`);
+  } catch (error) {
+    log(`${args.join(" ")} failed: ${error}`);
+  }
+  return undefined;
 }
 
 /** The median of the runs that finished. */
@@ -70,21 +101,31 @@ export async function cpu(tasks: number, tiny: number): Promise<CpuResult> {
   ]);
 
   const tinyImpls = ["procpool thread", "procpool process", "piscina", "tinypool", "workerpool"];
-  const tinyMs: Record<string, number[]> = Object.fromEntries(tinyImpls.map((i) => [i, []]));
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const impl of tinyImpls) {
+  const tinyRuns: Record<string, (TinyRun | undefined)[]> = Object.fromEntries(
+    tinyImpls.map((i) => [i, []]),
+  );
+  for (let round = 0; round < TINY_ROUNDS; round++) {
+    for (let k = 0; k < tinyImpls.length; k++) {
+      const impl = tinyImpls[(round + k) % tinyImpls.length];
       log(`tiny: ${impl}, round ${round + 1}`);
-      tinyMs[impl].push(await measure(["tiny", impl, tiny]));
+      tinyRuns[impl].push(await measureTiny(impl, tiny));
     }
   }
-  const tinyUs = Object.fromEntries(
-    tinyImpls.map((impl) => [impl, (finished(tinyMs[impl]) * 1000) / tiny]),
-  );
-  const tinyRows = tinyImpls.map((impl) => [
-    impl,
-    Number.isNaN(tinyUs[impl]) ? "no run finished" : fmt(tinyUs[impl], 1),
-    tinyMs[impl].map((ms) => Number.isNaN(ms) ? "hung" : fmt((ms * 1000) / tiny, 1)).join(", "),
-  ]);
+  const perTask = (ms: number) => (ms * 1000) / tiny;
+  const tinyUs = Object.fromEntries(tinyImpls.map((impl) => {
+    const batches = tinyRuns[impl].flatMap((run) => run?.batches ?? []);
+    return [impl, batches.length === 0 ? NaN : perTask(median(batches))];
+  }));
+  const tinyRows = tinyImpls.map((impl) => {
+    const done = tinyRuns[impl].filter((run) => run !== undefined);
+    return [
+      impl,
+      Number.isNaN(tinyUs[impl]) ? "no run finished" : fmt(tinyUs[impl], 1),
+      done.length === 0 ? "–" : fmt(median(done.map((run) => run.cpuUs)), 1),
+      tinyRuns[impl].map((run) => run === undefined ? "hung" : fmt(perTask(median(run.batches)), 1))
+        .join(", "),
+    ];
+  });
 
   const memoryRows: string[][] = [];
   const replaceRows: string[][] = [];
@@ -115,8 +156,17 @@ export async function cpu(tasks: number, tiny: number): Promise<CpuResult> {
     "median of 3 runs, each in a fresh `deno run` after one warm-up batch.\n",
     markdownTable(["CPU-bound", "median ms", "speed-up", "runs (ms)"], cpuRows),
     `\nPer-task overhead, ${fmt(tiny)} tiny tasks (n + 1) all submitted at once to ` +
-    `${navigator.hardwareConcurrency} warm worker threads (peers under Deno via node:worker_threads):\n`,
-    markdownTable(["tiny tasks", "median µs per task", "runs (µs per task)"], tinyRows),
+    `${navigator.hardwareConcurrency} warm worker threads (peers under Deno via node:worker_threads). ` +
+    `The same for every implementation: ${TINY_ROUNDS} fresh runs each, in interleaved rounds ` +
+    `whose order rotates; each run times ${TINY_BATCHES} batches after one warm-up batch; ` +
+    `"median" is over all ${TINY_ROUNDS * TINY_BATCHES} batches, "CPU" is the CPU time of the ` +
+    "runner's whole OS process (all its threads) per task, median of the runs (less moved by " +
+    "other load than wall time). tinypool is started with its defaults but only given tasks once " +
+    "its workers said ready (its atomics mode deadlocks under Deno otherwise; see cpu_runner.ts):\n",
+    markdownTable(
+      ["tiny tasks", "median µs per task", "CPU µs per task", "runs (median µs per task)"],
+      tinyRows,
+    ),
     "\nMemory per warm worker (RSS of this process grown by 2 warm workers, plus theirs for child processes):\n",
     markdownTable(["isolation", "MB per warm worker"], memoryRows),
     "\nTime to replace a stopped worker (cancel with graceMs 0, until the next fork's result arrives):\n",

@@ -32,22 +32,27 @@ export type LogLevelName = "debug" | "info" | "warning" | "error";
 
 /** Runtime to worker. */
 export type ToWorker =
+  /**
+   * Start a process. What is usually the same for every run (no name, no
+   * fence, the system clock, no trace, no idle reports) is left out then:
+   * each property less is less to clone on both sides, for every run.
+   */
   | {
     readonly t: "run";
     readonly pid: number;
-    readonly name: string | undefined;
+    readonly name?: string;
     readonly seed: number;
     /** The fencing token of the process's lease on a shared capacity (LangL.fence). */
-    readonly fence: number | undefined;
+    readonly fence?: number;
     readonly module: string;
     readonly export: string;
     readonly input: unknown;
-    /** The worker reads the clock from the stamps ("stamp") or from Date.now() ("system"). */
-    readonly clock: "system" | "stamp";
+    /** "stamp": the worker reads the clock from the stamps; absent: from Date.now(). */
+    readonly clock?: "stamp";
     /** Report local operations for the test runtime's trace. */
-    readonly trace: boolean;
+    readonly trace?: true;
     /** Say when nothing is left to run (the test runtime holds its clock until then). */
-    readonly idle: boolean;
+    readonly idle?: true;
   }
   /** A remote operation's outcome; `c` marks a rejection caused by cancellation. */
   | { readonly t: "ok"; readonly id: number; readonly v?: unknown }
@@ -164,6 +169,8 @@ export function decodeError(data: ErrorData): unknown {
  * other object is left for structured clone to copy or refuse.
  */
 export function replaceDeep(value: unknown, swap: (value: object) => unknown): unknown {
+  // Most inputs and results are primitives: no walk (and no map) for them.
+  if (value === null || typeof value !== "object") return value;
   const seen = new Map<object, unknown>();
   const walk = (current: unknown): unknown => {
     if (current === null || typeof current !== "object") return current;

@@ -42,6 +42,8 @@ export interface RunContext {
   readonly reportIdle: boolean;
 }
 
+type RunMessage = Extract<ToWorker, { t: "run" }>;
+
 type Call = { resolve(value: unknown): void; reject(reason: unknown): void };
 
 type Settle = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -71,19 +73,20 @@ export class RemoteRun implements CancelHook {
   /** Starts the script on the worker; settles like the script did. */
   async run(): Promise<unknown> {
     const { lang, spec, context } = this;
-    this.host.send({
+    const message: { -readonly [K in keyof RunMessage]: RunMessage[K] } = {
       t: "run",
       pid: lang.processId,
-      name: spec.name,
       seed: context.seed,
-      fence: lang.fence,
       module: spec.module,
       export: spec.exportName,
       input: this.#refs.encode(spec.input),
-      clock: context.systemClock ? "system" : "stamp",
-      trace: context.observer !== undefined,
-      idle: context.reportIdle,
-    });
+    };
+    if (spec.name !== undefined) message.name = spec.name;
+    if (lang.fence !== undefined) message.fence = lang.fence;
+    if (!context.systemClock) message.clock = "stamp";
+    if (context.observer !== undefined) message.trace = true;
+    if (context.reportIdle) message.idle = true;
+    this.host.send(message);
     // A cancel hook rather than an abort listener: most runs are never cancelled.
     if (cancellationReason(lang) !== undefined) this.cancelled();
     else addCancelHook(lang, this);

@@ -60,9 +60,11 @@ export let cancelWorkerLang: (lang: WorkerLang, reason: ProcessCancelledError) =
 
 export class WorkerLang implements LangL {
   // The process's cancellation: just its reason and signal, as the worker
-  // keeps no hooks (what waits is the runtime's, which cancels there). One
-  // per worker run, so made up front.
-  readonly #cancellation = new AbortController();
+  // keeps no hooks (what waits is the runtime's, which cancels there). The
+  // controller is made when the script first asks for the signal: most
+  // scripts never do, and it was a measurable part of a tiny run.
+  #reason: ProcessCancelledError | undefined = undefined;
+  #controller: AbortController | undefined = undefined;
   readonly #run: RunChannel;
   readonly #seed: number;
   #stream: RandomStream | undefined = undefined;
@@ -79,26 +81,32 @@ export class WorkerLang implements LangL {
   }
 
   static {
-    workerCancellationReason = (lang) => {
-      const signal = lang.#cancellation.signal;
-      return signal.aborted ? signal.reason : undefined;
-    };
+    workerCancellationReason = (lang) => lang.#reason;
     cancelWorkerLang = (lang, reason) => {
-      if (lang.#cancellation.signal.aborted) return false;
-      lang.#cancellation.abort(reason);
+      if (lang.#reason !== undefined) return false;
+      lang.#reason = reason;
+      lang.#controller?.abort(reason);
       return true;
     };
   }
 
   /** Aborted with the cancellation's reason once the process is cancelled. */
   get signal(): AbortSignal {
-    return this.#cancellation.signal;
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#reason !== undefined) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  #throwIfCancelled(): void {
+    if (this.#reason !== undefined) throw this.#reason;
   }
 
   delay(ms: number): Promise<void> {
     try {
       requireDuration("delay ms", ms);
-      this.#cancellation.signal.throwIfAborted();
+      this.#throwIfCancelled();
       return this.#run.request("delay", ms) as Promise<void>;
     } catch (error) {
       return Promise.reject(error);
@@ -137,7 +145,7 @@ export class WorkerLang implements LangL {
   readVar<T>(variable: SharedVar<T>): Promise<T> {
     try {
       const cell = this.#run.cellOf(variable, "readVar");
-      this.#cancellation.signal.throwIfAborted();
+      this.#throwIfCancelled();
       return this.#run.request("readVar", cell.id) as Promise<T>;
     } catch (error) {
       return Promise.reject(error);
@@ -147,7 +155,7 @@ export class WorkerLang implements LangL {
   writeVar<T>(variable: SharedVar<T>, value: T): Promise<void> {
     try {
       const cell = this.#run.cellOf(variable, "writeVar");
-      this.#cancellation.signal.throwIfAborted();
+      this.#throwIfCancelled();
       return this.#run.request("writeVar", cell.id, this.#run.encode(value)) as Promise<void>;
     } catch (error) {
       return Promise.reject(error);
@@ -158,7 +166,7 @@ export class WorkerLang implements LangL {
     try {
       const cell = this.#run.cellOf(variable, "modifyVar");
       requireFunction("modifyVar f", f);
-      this.#cancellation.signal.throwIfAborted();
+      this.#throwIfCancelled();
       let next: T;
       const handlers: RequestHandlers = {
         onCall: async (value) => {
@@ -191,7 +199,7 @@ export class WorkerLang implements LangL {
       const cells = [
         ...new Set(vars.map((v, i) => this.#run.cellOf(v, `atomically vars[${i}]`))),
       ];
-      this.#cancellation.signal.throwIfAborted();
+      this.#throwIfCancelled();
       let result: R;
       const handlers: RequestHandlers = {
         onCall: async (values) => {
@@ -246,7 +254,7 @@ export class WorkerLang implements LangL {
   evalIO<T>(io: (signal: AbortSignal) => Promise<T>, options?: unknown): Promise<T> {
     try {
       requireFunction("evalIO io", io);
-      this.#cancellation.signal.throwIfAborted();
+      this.#throwIfCancelled();
       const controller = new AbortController();
       let outcome: Promise<T> | undefined;
       return this.#run.request("evalIO", options, undefined, {

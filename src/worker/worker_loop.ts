@@ -34,7 +34,7 @@ export class WorkerLoop {
     for (const message of batch.m) {
       if (message.t === "run") {
         this.#run = new WorkerRun(this, message);
-        this.#reportIdle = message.idle;
+        this.#reportIdle = message.idle === true;
         this.#run.start();
       } else {
         this.#run?.receive(message);

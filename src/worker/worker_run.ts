@@ -33,6 +33,8 @@ interface Pending extends RequestHandlers {
   reject(reason: unknown): void;
 }
 
+type Thenable = (resolve: (v: unknown) => void, reject: (e: unknown) => void) => unknown;
+
 const modules = new Map<string, Promise<Record<string, unknown>>>();
 /** Modules already loaded: a warm worker's next run starts without waiting. */
 const loaded = new Map<string, Record<string, unknown>>();
@@ -52,7 +54,7 @@ export class WorkerRun implements RunChannel {
   }
 
   now(): number {
-    return this.spec.clock === "system" ? Date.now() : this.worker.stamp;
+    return this.spec.clock === "stamp" ? this.worker.stamp : Date.now();
   }
 
   traceLocal(op: string): void {
@@ -122,12 +124,23 @@ export class WorkerRun implements RunChannel {
       : this.encode(properties) as Record<string, unknown>;
   }
 
-  async start(): Promise<void> {
-    let outcome: FromWorker;
+  /** Runs the script; its outcome goes to the outbox. Synchronous for a loaded module and a synchronous script. */
+  start(): void {
+    const module = loaded.get(this.spec.module);
+    if (module === undefined) {
+      loadModule(this.spec.module).then((loadedModule) => this.#call(loadedModule), (error) => {
+        this.loading = false;
+        this.#end({ t: "done", e: encodeError(error) });
+      });
+    } else this.#call(module);
+  }
+
+  #call(module: Record<string, unknown>): void {
+    this.loading = false;
+    this.worker.scheduleIdle();
+    let value: unknown;
+    let then: unknown;
     try {
-      const module = loaded.get(this.spec.module) ?? await loadModule(this.spec.module);
-      this.loading = false;
-      this.worker.scheduleIdle();
       const fn = module[this.spec.export];
       if (typeof fn !== "function") {
         throw new TypeError(
@@ -136,11 +149,36 @@ export class WorkerRun implements RunChannel {
           } (got ${show(fn)})`,
         );
       }
-      const value = await fn(this.decode(this.spec.input), this.lang);
+      value = fn(this.decode(this.spec.input), this.lang);
+      if (value !== null && (typeof value === "object" || typeof value === "function")) {
+        then = (value as { then?: unknown }).then;
+      }
+    } catch (error) {
+      this.#end({ t: "done", e: encodeError(error) });
+      return;
+    }
+    if (typeof then !== "function") {
+      this.#done(value);
+      return;
+    }
+    // A thenable settles the run as `await` would (its `then` read once).
+    new Promise((resolve, reject) => (then as Thenable).call(value, resolve, reject)).then(
+      (result) => this.#done(result),
+      (error) => this.#end({ t: "done", e: encodeError(error) }),
+    );
+  }
+
+  #done(value: unknown): void {
+    let outcome: FromWorker;
+    try {
       outcome = { t: "done", v: this.encode(value) };
     } catch (error) {
       outcome = { t: "done", e: encodeError(error) };
     }
+    this.#end(outcome);
+  }
+
+  #end(outcome: FromWorker): void {
     this.ended = true;
     // Still the worker's run until the next one starts: a result that cannot
     // be cloned is found refused at the flush, and replaced there.
