@@ -10,6 +10,7 @@ import { assertEquals } from "@std/assert";
 import { assertOptimisedBefore, deoptTrace, droppedWithMaps } from "./_deopt_trace.ts";
 
 const FIXTURE = new URL("./fixtures/fork_all_gcs.ts", import.meta.url);
+const RUNTIMES_FIXTURE = new URL("./fixtures/fork_all_runtimes.ts", import.meta.url);
 
 /** Functions of an item's admission, start and stop. */
 const ITEM_PATH = new Set([
@@ -36,5 +37,20 @@ Deno.test("forkAll", async (t) => {
     assertOptimisedBefore(trace, "firstFullGc", [...ITEM_PATH], 2);
     const dropped = droppedWithMaps(trace).filter((name) => ITEM_PATH.has(name));
     assertEquals(dropped, []);
+  });
+
+  await t.step("a batch in a new runtime after a full GC deoptimises none of it", async () => {
+    // Each of these deoptimised some of the path in every new runtime's
+    // first batch: the debug gate's first ask (admitProcess), a live-items
+    // table made by `fill` (add, place), the start queue's first stores
+    // growing its array (push); and, in the second batch, the first batch's
+    // end (checkFinished's reads).
+    const trace = await deoptTrace(RUNTIMES_FIXTURE, ["--expose-gc"]);
+    assertOptimisedBefore(trace, "firstBatchDone", [...ITEM_PATH], 2);
+    const after = trace.slice(trace.search(/completed compiling \S+ <JSFunction firstBatchDone /));
+    const deopts = [
+      ...after.matchAll(/reason: ([^)]*)\): begin\. deoptimizing \S+ <JSFunction (\S+)/g),
+    ].map(([, reason, name]) => `${name}: ${reason}`);
+    assertEquals(deopts, []);
   });
 });

@@ -97,6 +97,29 @@ Deno.test("forkAll over an array: failure handling runs as application code", as
   assertEquals(fromListener, ["listener:allowed", "microtask:allowed"]);
 });
 
+Deno.test("forkAll over an array: a wave of starts beyond the start queue's first size", async () => {
+  // 40 free slots queue 40 start jobs at once; the queue holds 8 at first
+  // and grows (_lane_starts.ts). Each item still runs in its own job, in
+  // order, in the forker's context.
+  const depth = new AsyncLocalStorage<number>();
+  await using runtime = createTestRuntime({ maxProcesses: 40, seed: 1 });
+  const items = Array.from({ length: 100 }, (_, i) => i);
+  const started: number[] = [];
+  const seen = await runtime.runApp((app) =>
+    depth.run(1, () =>
+      app.forkAll(items, async (n, lang) => {
+        started.push(n);
+        const before = depth.getStore()!;
+        depth.enterWith(before + 1);
+        await lang.delay(1 + (n % 3));
+        return `${n}:${before}->${depth.getStore()}`;
+      }))
+  );
+  assertEquals(seen, items.map((n) => `${n}:1->2`));
+  assertEquals(started.slice(0, 40), items.slice(0, 40));
+  assertEquals(runtime.stats().succeeded, 100);
+});
+
 Deno.test("forkAll: an array with its own iterator is read through it", async () => {
   await using runtime = createTestRuntime({ maxProcesses: 2, seed: 1 });
   const items = [1, 2, 3];

@@ -154,8 +154,12 @@ export abstract class Batch<I> implements StopWaiter, WaitingBatch {
   }
 
   protected checkFinished(): void {
-    if (this.#finished || this.live > 0 || this.#wait.waiting) return;
-    if (!this.#stopped && !this.#exhausted) return;
+    // All read on every call: a load first reached when the last item stops
+    // (V8 had optimised this without it) deoptimised the stop path at the
+    // end of each batch after the first.
+    const waiting = this.#wait.waiting;
+    const done = this.#stopped || this.#exhausted;
+    if (this.#finished || this.live > 0 || waiting || !done) return;
     this.#finished = true;
     if (this.#onAbort !== undefined) {
       this.options.signal!.removeEventListener("abort", this.#onAbort);

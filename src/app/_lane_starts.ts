@@ -6,6 +6,7 @@
 // were queued.
 import type { ItemRecord } from "./_records.ts";
 import { invokeInLane } from "./_lane_script.ts";
+import { emptySlots } from "../_empty_slots.ts";
 
 function startNext(starts: LaneStarts): void {
   starts.startNext();
@@ -13,7 +14,7 @@ function startNext(starts: LaneStarts): void {
 
 export class LaneStarts {
   /** record, item, record, item, …: a queue that empties every few items. */
-  readonly #entries: unknown[] = [];
+  #entries: unknown[] = emptySlots(16);
   #head = 0;
   #tail = 0;
   readonly #self: Promise<LaneStarts>;
@@ -26,8 +27,13 @@ export class LaneStarts {
   /** Queues the item's job; call only where the lane's context is clean (the feeder). */
   push(record: ItemRecord, item: unknown): void {
     const tail = this.#tail;
-    this.#entries[tail] = record;
-    this.#entries[tail + 1] = item;
+    // Stores within the array's length: a store that grows an array was a
+    // path of its own, first taken by each new batch's first item (V8 had
+    // optimised push for the first batch's array, grown by then).
+    if (tail === this.#entries.length) this.#grow();
+    const entries = this.#entries;
+    entries[tail] = record;
+    entries[tail + 1] = item;
     this.#tail = tail + 2;
     this.#self.then(startNext);
   }
@@ -41,5 +47,12 @@ export class LaneStarts {
     if (head + 2 === this.#tail) this.#head = this.#tail = 0;
     else this.#head = head + 2;
     invokeInLane(record, this.process, item);
+  }
+
+  #grow(): void {
+    const old = this.#entries;
+    const entries = emptySlots<unknown>(old.length * 2);
+    for (let i = 0; i < old.length; i++) entries[i] = old[i];
+    this.#entries = entries;
   }
 }

@@ -9,11 +9,12 @@
 import type { ItemRecord } from "./_records.ts";
 import type { ProcessRecord } from "./process.ts";
 import type { ScopeDependent } from "./_fork_host.ts";
+import { emptySlots } from "../_empty_slots.ts";
 
 export class LiveItems {
   // Open addressing: an item sits in the first free cell from its index's
   // (`tag & mask`), at most half of the cells are taken.
-  #cells: (ItemRecord | undefined)[] = new Array<ItemRecord | undefined>(16).fill(undefined);
+  #cells: (ItemRecord | undefined)[] = emptySlots(16);
   #count = 0;
 
   get size(): number {
@@ -49,7 +50,7 @@ export class LiveItems {
 
   #grow(): void {
     const old = this.#cells;
-    const cells = new Array<ItemRecord | undefined>(old.length * 2).fill(undefined);
+    const cells = emptySlots<ItemRecord>(old.length * 2);
     for (const record of old) if (record !== undefined) place(cells, record);
     this.#cells = cells;
   }

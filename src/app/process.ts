@@ -4,7 +4,6 @@
 import { ProcessCancelledError, ProcessFailedError, ProcessTimeoutError } from "../errors.ts";
 import { processLabel } from "../errors/_process_label.ts";
 import { cancellationReason, requestCancellation } from "../lang/cancellation.ts";
-import type { QueueNode } from "../_linked_queue.ts";
 import { LangInterpreter } from "../lang/interpreter.ts";
 import { armTimeout, linkSignal, ProcessExtras } from "./_process_extras.ts";
 import { announceStop } from "./_process_stop.ts";
@@ -32,16 +31,13 @@ const OBSERVED = 4;
 const DEBUG = 8;
 const CANCEL_SEEN = 16;
 
-// A QueueNode (its two link fields declared here rather than inherited, one
-// constructor fewer) so that the scope owning a process can keep its running
-// processes in an O(1) intrusive list rather than a hashed Set. Every field
-// is paid by every fork (see _process_extras.ts): what few processes use
-// lives in `_extras`, the status and the booleans in `_flags`. No class
-// fields or `#` members, which V8 initialises slowly in a base class when it
-// builds a subclass's instance (BENCHMARKS.md, "forkAll after 6d497a9").
-export class ProcessRecord implements QueueNode, AbortMember, Mark {
-  /** @internal */ declare _prev: QueueNode | undefined;
-  /** @internal */ declare _next: QueueNode | undefined;
+// Every field is paid by every fork (see _process_extras.ts): what few
+// processes use lives in `_extras`, the status and the booleans in `_flags`.
+// The links of the scope's list of running processes are a forked record's
+// alone (ForkedRecord): a batch keeps its items itself. No class fields or
+// `#` members, which V8 initialises slowly in a base class when it builds a
+// subclass's instance (BENCHMARKS.md, "forkAll after 6d497a9").
+export class ProcessRecord implements AbortMember, Mark {
   declare readonly owner: ProcessOwner;
   declare readonly id: number;
   /** @internal Dropped when the process stops (see stop). */
@@ -54,8 +50,6 @@ export class ProcessRecord implements QueueNode, AbortMember, Mark {
   /** @internal */ declare _extras: ProcessExtras | undefined;
 
   constructor(owner: ProcessOwner, id: number, name: string | undefined) {
-    this._prev = undefined;
-    this._next = undefined;
     this.owner = owner;
     this.id = id;
     this._lang = new LangInterpreter(owner.core, id, name);

@@ -40,7 +40,7 @@ import {
   checkScopeOptions,
 } from "./_options.ts";
 import type { ProcessBatch, ProcessOwner, ProcessRecord } from "./process.ts";
-import { newRecord } from "./_records.ts";
+import { type ForkedRecord, newRecord } from "./_records.ts";
 import { ScopeFailures } from "./_failures.ts";
 import { admitUnderLease } from "./_lease_admission.ts";
 
@@ -52,7 +52,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   readonly #controller = new AbortController();
   #state: "open" | "cancelled" | "closed" = "open";
   #cancelReason: unknown = undefined;
-  readonly #running = new LinkedQueue<ProcessRecord>();
+  readonly #running = new LinkedQueue<ForkedRecord>();
   /** Rare dependents (forkAll runs, evalLang scripts); hot ones have their own lists. */
   readonly #dependents = new Set<ScopeDependent>();
   /** The awaits waiting in this scope, but those its processes settle themselves (ForkedRecord). */
@@ -204,7 +204,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     if (shared === undefined) record.begin(options);
     else admitUnderLease(record, options, shared);
     // A batch keeps its items itself (_live_items.ts).
-    if (batch === undefined) this.#running.push(record);
+    if (batch === undefined) this.#running.push(record as ForkedRecord);
     return record;
   }
 
@@ -212,8 +212,11 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     const failed = record.status === "failed";
     // An item's batch holds the scope open (workStarted) until its last item
     // has stopped: no idle check to make. (Items are not in #running.)
-    if (record.batch !== undefined && !failed) return;
-    this.#running.remove(record);
+    if (record.batch !== undefined) {
+      if (failed && this.failures.failed(record)) this.cancel(record.error);
+      return;
+    }
+    this.#running.remove(record as ForkedRecord);
     // A failure's idle check waits for failureSettled: onFailure may still fork.
     if (!failed) this.#checkIdle();
     else if (this.failures.failed(record)) this.cancel(record.error);

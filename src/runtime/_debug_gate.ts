@@ -32,13 +32,21 @@ export class DebugGate {
   constructor(logger: RuntimeLogger) {
     this.#logger = logger;
     this.#cacheable = LOGTAPE_CHECKS.has(logger.isEnabledFor);
+    // Asked once now (LogTape's check has no side effect), so that the first
+    // process of each runtime finds the answer kept: asked by the first fork,
+    // in admission code V8 had optimised without that path, the first ask
+    // deoptimised the admission at every new runtime (a benchmark's run).
+    if (this.#cacheable) this.#ask(getConfig());
   }
 
   /** `logger.isEnabledFor("debug")`, answered from the last call when it cannot have changed. */
   enabled(): boolean {
     if (!this.#cacheable) return this.#logger.isEnabledFor("debug");
     const config = getConfig();
-    if (config === this.#config) return this.#enabled;
+    return config === this.#config ? this.#enabled : this.#ask(config);
+  }
+
+  #ask(config: ReturnType<typeof getConfig>): boolean {
     const enabled = this.#logger.isEnabledFor("debug");
     const contextFree = config === null || config.contextLocalStorage === undefined;
     this.#config = contextFree ? config : NOT_ASKED;

@@ -15,6 +15,8 @@
 // Small npm queues (yocto-queue, denque) dequeue in O(1) but cannot unlink an
 // entry; hence this one.
 
+import { emptySlots } from "../_empty_slots.ts";
+
 /** An entry of a RingLine: it knows its place while it waits. */
 export class RingEntry {
   /** @internal Its slot in its line's ring while it waits; -1 otherwise. */
@@ -30,16 +32,6 @@ export class RingEntry {
 /** Above this many slots, an empty line gives its array back at the next push. */
 const SHRINK_ABOVE = 65_536;
 const INITIAL_SLOTS = 16;
-
-function emptySlots<T>(count: number): (T | undefined)[] {
-  // Allocated at its size at once (no garbage from growing it by pushes), and
-  // filled by stores: after the first few lines, V8's allocation site then
-  // makes it with the elements kind the entries need (`fill` made a second
-  // copy at the first entry's store, every time).
-  const slots = new Array<T | undefined>(count);
-  for (let i = 0; i < count; i++) slots[i] = undefined;
-  return slots;
-}
 
 /**
  * A FIFO queue of {@linkcode RingEntry} values with O(1) push, shift and
