@@ -2,6 +2,11 @@
 // child process ("process"). Both carry batches of the same messages.
 import { WorkerCrashedError } from "../errors.ts";
 import type { Batch, FromWorker, ToWorker } from "./protocol.ts";
+import { type LaneInit, LaneReceiver, LaneSender, type Sequenced } from "./_lane.ts";
+import { FrameRing } from "./_ring.ts";
+
+/** Bytes of frames each way per worker thread (a tiny run's batch is ~150). */
+export const RING_BYTES = 64 * 1024;
 
 /** What a transport reports to its worker host. */
 export interface TransportEvents {
@@ -21,13 +26,22 @@ export interface Transport {
 
 export class ThreadTransport implements Transport {
   readonly #worker: Worker;
+  readonly #sender: LaneSender<ToWorker>;
+  readonly #stopListening: () => void;
   readonly pid = undefined;
 
   constructor(events: TransportEvents) {
     const worker = this.#worker = new Worker(new URL("./thread_main.ts", import.meta.url), {
       type: "module",
     });
-    worker.onmessage = (event: MessageEvent<Batch<FromWorker>>) => events.batch(event.data);
+    const toWorker = FrameRing.create(RING_BYTES);
+    const fromWorker = FrameRing.create(RING_BYTES);
+    const init: LaneInit = { rings: [toWorker.buffer, fromWorker.buffer] };
+    worker.postMessage(init);
+    this.#sender = new LaneSender<ToWorker>(toWorker, (batch) => worker.postMessage(batch));
+    const receiver = new LaneReceiver<FromWorker>((batch) => events.batch(batch));
+    this.#stopListening = fromWorker.listen(() => receiver.drain(fromWorker));
+    worker.onmessage = (event: MessageEvent<Sequenced<FromWorker>>) => receiver.receive(event.data);
     worker.onerror = (event: ErrorEvent) => {
       // Handled here: otherwise Deno rethrows it in the runtime's thread.
       event.preventDefault();
@@ -41,12 +55,13 @@ export class ThreadTransport implements Transport {
   }
 
   post(batch: Batch<ToWorker>): void {
-    this.#worker.postMessage(batch);
+    this.#sender.send(batch);
   }
 
   kill(): Promise<void> {
     // Deno 2.9.6 does not interrupt a synchronous loop on terminate(): the
     // thread may run on, but nothing of it reaches the runtime any more.
+    this.#stopListening();
     this.#worker.onmessage = this.#worker.onerror = this.#worker.onmessageerror = null;
     this.#worker.terminate();
     return Promise.resolve();

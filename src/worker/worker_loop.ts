@@ -43,6 +43,15 @@ export class WorkerLoop {
     this.scheduleIdle();
   };
 
+  /**
+   * Nothing to run until the runtime sends more (the last run ended), on a
+   * runtime that does not ask for idle reports (a test runtime's gate waits
+   * for those, so its workers never block waiting).
+   */
+  get waiting(): boolean {
+    return !this.#reportIdle && (this.#run === undefined || this.#run.ended);
+  }
+
   /** Says "idle" once the script has nothing left to run (when the runtime asked for it). */
   scheduleIdle(): void {
     if (this.#reportIdle && !this.#idleScheduled) {

@@ -134,3 +134,22 @@ export function exit(code: number): never {
 export function fence(_: unknown, lang: LangL): number | undefined {
   return lang.fence;
 }
+
+/** Its input, as it arrived (and crosses back). */
+export function echo(value: unknown): unknown {
+  return value;
+}
+
+/** Returns at once, leaving a timer behind that counts in this worker's global scope. */
+export function leaveTimer(): number {
+  setTimeout(() => {
+    const scope = globalThis as { leftTimers?: number };
+    scope.leftTimers = (scope.leftTimers ?? 0) + 1;
+  }, 0);
+  return 0;
+}
+
+/** How many timers left behind by `leaveTimer` have fired in this worker. */
+export function leftTimers(): number {
+  return (globalThis as { leftTimers?: number }).leftTimers ?? 0;
+}

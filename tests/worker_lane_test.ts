@@ -1,0 +1,189 @@
+// A "thread" worker's lane: batches cross as JSON through a ring in shared
+// memory when JSON carries them exactly, by postMessage otherwise, and arrive
+// in the order they were sent either way.
+import { assert, assertEquals, assertFalse } from "@std/assert";
+import { Runtime } from "../mod.ts";
+import { jsonExact } from "../src/worker/_json_exact.ts";
+import { LaneReceiver, LaneSender, type Sequenced } from "../src/worker/_lane.ts";
+import { FrameRing } from "../src/worker/_ring.ts";
+import type { Batch } from "../src/worker/protocol.ts";
+
+const scripts = new URL("./workers/scripts.ts", import.meta.url);
+
+function readAll(ring: FrameRing): string[] {
+  const frames: string[] = [];
+  ring.readAll((text) => frames.push(text));
+  return frames;
+}
+
+Deno.test("FrameRing", async (t) => {
+  await t.step("frames come out in order, across the end of the buffer many times", () => {
+    const ring = FrameRing.create(1024);
+    const sent: string[] = [];
+    const got: string[] = [];
+    for (let i = 0; i < 500; i++) {
+      const text = `frame ${i} ${"é".repeat(i % 37)}`;
+      assert(ring.tryWrite(text), `frame ${i} fits`);
+      sent.push(text);
+      if (i % 3 === 2) got.push(...readAll(ring));
+    }
+    got.push(...readAll(ring));
+    assertEquals(got, sent);
+  });
+
+  await t.step("a full ring refuses a frame (nothing written) until the reader reads", () => {
+    const ring = FrameRing.create(64);
+    assert(ring.tryWrite("x".repeat(20)));
+    assert(ring.tryWrite("y".repeat(20)));
+    assertFalse(ring.tryWrite("z".repeat(20)), "no room");
+    assertEquals(readAll(ring), ["x".repeat(20), "y".repeat(20)]);
+    assert(ring.tryWrite("z".repeat(20)));
+    assertEquals(readAll(ring), ["z".repeat(20)]);
+    assertFalse(ring.pending);
+  });
+
+  await t.step("a frame larger than half the ring is refused", () => {
+    const ring = FrameRing.create(64);
+    assertFalse(ring.tryWrite("x".repeat(40)));
+    assertFalse(ring.pending);
+  });
+
+  await t.step("listen calls back after each ring, and stops", async () => {
+    const ring = FrameRing.create(64);
+    // Atomics.waitAsync does not keep Deno's event loop alive (a worker does, in use).
+    const alive = setInterval(() => {}, 1_000);
+    const got: string[] = [];
+    let wake: () => void = () => {};
+    const stop = ring.listen(() => {
+      got.push(...readAll(ring));
+      wake();
+    });
+    const next = () => new Promise<void>((resolve) => wake = resolve);
+    let arrived = next();
+    ring.tryWrite("one");
+    await arrived;
+    arrived = next();
+    ring.tryWrite("two");
+    await arrived;
+    stop();
+    clearInterval(alive);
+    assertEquals(got, ["one", "two"]);
+  });
+});
+
+Deno.test("LaneSender and LaneReceiver keep the order across the ring and messages", () => {
+  const ring = FrameRing.create(1024);
+  const posted: Sequenced<unknown>[] = [];
+  const sender = new LaneSender<unknown>(ring, (batch) => posted.push(structuredClone(batch)));
+  const delivered: unknown[] = [];
+  const receiver = new LaneReceiver<unknown>((batch: Batch<unknown>) => delivered.push(...batch.m));
+  const values = [1, -0, "two", NaN, { three: 3 }, [4, undefined], "x".repeat(600), 5, new Map()];
+  for (const value of values) sender.send({ now: 0, m: [{ t: "v", v: value }] });
+  assertEquals(posted.length, 5, "-0, NaN, undefined in an array, the long one and the Map");
+  // The messages arrive first, then the ring is read: the receiver waits for the gaps.
+  for (const batch of posted) receiver.receive(batch);
+  assertEquals(delivered, []);
+  receiver.drain(ring);
+  assertEquals(delivered.map((m) => (m as { v: unknown }).v), values);
+});
+
+Deno.test("LaneSender sends nothing and throws when a value cannot be cloned", () => {
+  const ring = FrameRing.create(128);
+  const sender = new LaneSender<unknown>(ring, (batch) => structuredClone(batch));
+  let threw = false;
+  try {
+    sender.send({ now: 0, m: [{ t: "v", v: () => 1 }] });
+  } catch {
+    threw = true;
+  }
+  assert(threw);
+  sender.send({ now: 0, m: [{ t: "v", v: 2 }] });
+  const got: Sequenced<unknown>[] = [];
+  ring.readAll((text) => got.push(JSON.parse(text)));
+  assertEquals(got.map((batch) => batch.s), [0], "the refused batch took no place in the order");
+});
+
+Deno.test("jsonExact: only what JSON gives back as structured clone would", () => {
+  const shared = { a: 1 };
+  const cycle: Record<string, unknown> = {};
+  cycle.self = cycle;
+  const exact = [
+    1,
+    "s",
+    true,
+    null,
+    [1, "a", [null]],
+    { a: { b: [1, 2] } },
+  ];
+  for (const v of exact) assert(jsonExact([{ t: "x", v }]), Deno.inspect(v));
+  assert(jsonExact([{ t: "x", v: undefined }]), "a message's own property may be undefined");
+  const inexact = [
+    -0,
+    NaN,
+    Infinity,
+    10n,
+    [undefined],
+    [1, , 3],
+    { a: undefined },
+    { a: new Date(0) },
+    new Map(),
+    new Set(),
+    new Uint8Array(2),
+    Object.assign([1], { extra: true }),
+    Object.create({ inherited: 1 }),
+    [shared, shared],
+    cycle,
+    () => 1,
+    Symbol("s"),
+  ];
+  for (const v of inexact) assertFalse(jsonExact([{ t: "x", v }]), Deno.inspect(v));
+  assert(jsonExact([{ t: "x", v: shared }, { t: "y" }]));
+  assertFalse(jsonExact([{ t: "x", v: shared }, { t: "y", v: shared }]), "shared across messages");
+});
+
+Deno.test("forkWorker (thread): values round-trip as structured clone makes them, either way", async () => {
+  await using runtime = new Runtime({ maxProcesses: 1, workers: 1 });
+  const shared = { n: 1 };
+  const values: unknown[] = [
+    21,
+    "text",
+    { nested: [1, { deep: "x" }] },
+    -0,
+    NaN,
+    [1, , undefined],
+    { a: undefined },
+    new Date(5),
+    new Map([[1, { m: true }]]),
+    [shared, shared],
+    "long ".repeat(20_000),
+    undefined,
+  ];
+  await runtime.runApp(async (app) => {
+    for (const value of values) {
+      const handle = await app.forkWorker(scripts, value, { export: "echo" });
+      const back = await app.awaitResult(handle);
+      assertEquals(back, structuredClone(value));
+      if (typeof value === "number") assert(Object.is(back, value), `${value}`);
+    }
+    const pair = await app.awaitResult(
+      await app.forkWorker<unknown, { n: number }[]>(scripts, [shared, shared], { export: "echo" }),
+    );
+    assert(pair[0] === pair[1], "a shared object stays shared");
+  });
+});
+
+Deno.test("forkWorker (thread): a timer a finished script left behind still fires", async () => {
+  await using runtime = new Runtime({ maxProcesses: 1, workers: 1 });
+  await runtime.runApp(async (app) => {
+    await app.awaitResult(await app.forkWorker(scripts, 0, { export: "leaveTimer" }));
+    // The worker may wait blocked for its next run for a few ms, not longer.
+    let fired = 0;
+    for (let i = 0; i < 50 && fired === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      fired = await app.awaitResult(
+        await app.forkWorker<number, number>(scripts, 0, { export: "leftTimers" }),
+      );
+    }
+    assertEquals(fired, 1);
+  });
+});
