@@ -1,9 +1,9 @@
 // A "process" worker: a Deno child process running process_main.ts, with
 // the channel on its stdin and stdout and its stderr inherited.
-import { deserialize, serialize } from "node:v8";
 import { WorkerCrashedError } from "../errors.ts";
 import { frame, FrameReader } from "./_frames.ts";
 import type { Batch, FromWorker, ToWorker } from "./protocol.ts";
+import { decodeBatch, encodeBatch } from "./_codec.ts";
 import type { Transport, TransportEvents } from "./_transport.ts";
 
 const ENTRY = new URL("./process_main.ts", import.meta.url).href;
@@ -68,9 +68,7 @@ export class ProcessTransport implements Transport {
       stderr: "inherit",
     }).spawn();
     this.#writer = this.#child.stdin.getWriter();
-    const reader = new FrameReader((payload) =>
-      events.batch(deserialize(payload) as Batch<FromWorker>)
-    );
+    const reader = new FrameReader((payload) => events.batch(decodeBatch<FromWorker>(payload)));
     const reading = (async () => {
       try {
         for await (const chunk of child.stdout) reader.push(chunk);
@@ -95,7 +93,7 @@ export class ProcessTransport implements Transport {
   }
 
   post(batch: Batch<ToWorker>): void {
-    const bytes = frame(serialize(batch));
+    const bytes = frame(encodeBatch(batch));
     // A write to a process that died fails; its exit is reported above.
     this.#writer.write(bytes).catch(() => {});
   }
