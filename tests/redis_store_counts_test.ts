@@ -3,7 +3,8 @@
 // holder's fields, so they must stay exact; a key of the store lost on its own
 // (an eviction, a stray DEL) is repaired by the next call, the leases and the
 // wait records being the truth (_lease_script_repair.ts).
-import { assertEquals } from "@std/assert";
+import { assertEquals, assertRejects } from "@std/assert";
+import { CapacityMismatchError } from "../src/errors.ts";
 import { redisKeys } from "../src/runtime/shared/redis_store.ts";
 import type { Notice } from "../src/runtime/shared/lease_store.ts";
 import { redisFixture, until } from "./_redis_fixture.ts";
@@ -177,6 +178,32 @@ Deno.test("redis lease store: counts, and keys lost on their own", async (t) => 
       await hearsWanted(store, "A", "C", () => store.wait("C", 1, 1));
       assertEquals((await fx.redis.smembers(keys[6])).sort(), ["A", "B"]);
       assertEquals(await countsOf(keys[2]), { nheld: "2", nwant: "1", nboth: "0", fields: "2/1" });
+    },
+  );
+  await t.step(
+    "an older version's leases are not taken in as holders while its keys live",
+    async () => {
+      // Review: the repair counted an older runtime's leases as its holder's
+      // on the very call it refused, and that count outlived the leases the
+      // older runtime then dropped with its own script.
+      const store = fx.store({ limit: 4 });
+      const { keys } = redisKeys(store.key);
+      const [leases, , state, , olderMeta, olderHeld, holders] = keys;
+      const [seconds] = await fx.redis.time();
+      const later = (Number(seconds) + 600) * 1000;
+      await fx.redis.zadd(leases, later, "1:O", later, "2:O");
+      await fx.redis.hset(olderHeld, "O", "2");
+      await fx.redis.hset(olderMeta, "limit", "4");
+      await assertRejects(() => store.acquire("N", 1), CapacityMismatchError);
+      assertEquals(await fx.redis.hget(state, "hO"), null);
+      assertEquals(await fx.redis.smembers(holders), []);
+      // O drops one lease with its own script (no state hash), then its keys go.
+      await fx.redis.zrem(leases, "1:O");
+      await fx.redis.del(olderHeld, olderMeta);
+      assertEquals((await store.acquire("N", 1)).granted.length, 1);
+      // Its last lease is counted once, as the repair finds it now.
+      assertEquals(await fx.redis.hget(state, "hO"), "1");
+      assertEquals((await fx.redis.smembers(holders)).sort(), ["N", "O"]);
     },
   );
 });

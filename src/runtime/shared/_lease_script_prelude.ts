@@ -45,7 +45,7 @@ local function limit_mismatch()
   -- this script cannot see them and deletes leases it does not count, so the
   -- two together would not keep the bound. Refused as a different limit is,
   -- until the older runtimes are gone (their keys expire soon after).
-  if redis.call('EXISTS', KEYS[5], KEYS[6]) > 0 then
+  if older_layout then
     return tonumber(redis.call('HGET', KEYS[5], 'limit')) or -1, true
   end
   local stored = stored_limit

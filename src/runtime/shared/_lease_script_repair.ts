@@ -12,7 +12,8 @@
 //
 // Whether a key is missing costs one EXISTS per call: with leases named once,
 // the holders set twice and the waiters set four times, its count tells which
-// of the three exist (EXISTS counts a key each time it is named). With the
+// of the three exist (EXISTS counts a key each time it is named); the same
+// call looks for an older version's keys, named eight times each. With the
 // counts exact, the leases and the holders set exist exactly while some
 // holder holds, and the waiters set whenever some holder waits. Only a
 // mismatch costs more, once: reading the leases (at most limit), the holders
@@ -59,9 +60,22 @@ local function repair_held(found)
   if #names > 0 then fresh[holders] = true end
 end
 
+-- Whether an older procpool's keys (:meta, :held) exist: its leases sit in
+-- the same leases set, counted by nobody here. Taking them in as holders
+-- would leave a holder counted after its runtime, with its own script,
+-- dropped them; forks are refused while those keys live (limit_mismatch),
+-- and the first call after they are gone repairs what is left.
+local older_layout
 do
-  local found = redis.call('EXISTS', leases, holders, holders, waiters, waiters, waiters, waiters)
-  if found % 4 ~= (n_held > 0 and 3 or 0) then repair_held(found) end
+  local older = KEYS[5]
+  local oldheld = KEYS[6]
+  -- Each older key named eight times: any of them makes the count reach 8.
+  local found = redis.call('EXISTS', leases, holders, holders, waiters, waiters, waiters, waiters,
+    older, older, older, older, older, older, older, older,
+    oldheld, oldheld, oldheld, oldheld, oldheld, oldheld, oldheld, oldheld)
+  older_layout = found >= 8
+  found = found % 8
+  if not older_layout and found % 4 ~= (n_held > 0 and 3 or 0) then repair_held(found) end
   if n_want > 0 and found < 4 then
     read_all()
     for h, w in pairs(wants) do if w then want_fields(h, 0) end end
