@@ -141,37 +141,6 @@ Deno.test("jsonExact: only what JSON gives back as structured clone would", () =
   assertFalse(jsonExact([{ t: "x", v: shared }, { t: "y", v: shared }]), "shared across messages");
 });
 
-Deno.test("forkWorker (thread): values round-trip as structured clone makes them, either way", async () => {
-  await using runtime = new Runtime({ maxProcesses: 1, workers: 1 });
-  const shared = { n: 1 };
-  const values: unknown[] = [
-    21,
-    "text",
-    { nested: [1, { deep: "x" }] },
-    -0,
-    NaN,
-    [1, , undefined],
-    { a: undefined },
-    new Date(5),
-    new Map([[1, { m: true }]]),
-    [shared, shared],
-    "long ".repeat(20_000),
-    undefined,
-  ];
-  await runtime.runApp(async (app) => {
-    for (const value of values) {
-      const handle = await app.forkWorker(scripts, value, { export: "echo" });
-      const back = await app.awaitResult(handle);
-      assertEquals(back, structuredClone(value));
-      if (typeof value === "number") assert(Object.is(back, value), `${value}`);
-    }
-    const pair = await app.awaitResult(
-      await app.forkWorker<unknown, { n: number }[]>(scripts, [shared, shared], { export: "echo" }),
-    );
-    assert(pair[0] === pair[1], "a shared object stays shared");
-  });
-});
-
 Deno.test("forkWorker (thread): a timer a finished script left behind still fires", async () => {
   await using runtime = new Runtime({ maxProcesses: 1, workers: 1 });
   await runtime.runApp(async (app) => {

@@ -1,0 +1,43 @@
+// What crosses to a worker and back arrives as structured clone makes it,
+// whether it went as JSON (a thread's ring, a process's JSON frame) or by
+// structured clone (postMessage, a V8-serialised frame).
+import { assert, assertEquals } from "@std/assert";
+import { Runtime } from "../mod.ts";
+
+const scripts = new URL("./workers/scripts.ts", import.meta.url);
+
+for (const isolation of ["thread", "process"] as const) {
+  Deno.test(`forkWorker (${isolation}): values round-trip as structured clone makes them`, async () => {
+    await using runtime = new Runtime({ maxProcesses: 1, workers: 1 });
+    const shared = { n: 1 };
+    const values: unknown[] = [
+      21,
+      "text",
+      { nested: [1, { deep: "x" }] },
+      -0,
+      NaN,
+      [1, , undefined],
+      { a: undefined },
+      new Date(5),
+      new Map([[1, { m: true }]]),
+      "long ".repeat(20_000),
+      undefined,
+    ];
+    await runtime.runApp(async (app) => {
+      for (const value of values) {
+        const back = await app.awaitResult(
+          await app.forkWorker(scripts, value, { export: "echo", isolation }),
+        );
+        assertEquals(back, structuredClone(value));
+        if (typeof value === "number") assert(Object.is(back, value), `${value}`);
+      }
+      const pair = await app.awaitResult(
+        await app.forkWorker<unknown, { n: number }[]>(scripts, [shared, shared], {
+          export: "echo",
+          isolation,
+        }),
+      );
+      assert(pair[0] === pair[1], "a shared object stays shared");
+    });
+  });
+}
