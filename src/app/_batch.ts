@@ -156,10 +156,14 @@ export abstract class Batch<I> implements StopWaiter, WaitingBatch {
   protected checkFinished(): void {
     // All read on every call: a load first reached when the last item stops
     // (V8 had optimised this without it) deoptimised the stop path at the
-    // end of each batch after the first.
+    // end of each batch after the first. The rest apart, so that V8 inlines
+    // this into every item's stop.
     const waiting = this.#wait.waiting;
     const done = this.#stopped || this.#exhausted;
-    if (this.#finished || this.live > 0 || waiting || !done) return;
+    if (!this.#finished && this.live === 0 && !waiting && done) this.#finish();
+  }
+
+  #finish(): void {
     this.#finished = true;
     if (this.#onAbort !== undefined) {
       this.options.signal!.removeEventListener("abort", this.#onAbort);

@@ -75,5 +75,5 @@ function stopOutside(record: ItemRecord, returned: boolean, outcome: unknown): v
 }
 
 function stopReturned(record: ItemRecord, value: unknown): void {
-  record.stop(true, value);
+  record.returned(value);
 }

@@ -7,6 +7,8 @@ import type { ProcessProbe } from "../runtime/_hooks.ts";
 import type { LeaseHold } from "./_lease_admission.ts";
 import type { StopWaiter } from "./_process_owner.ts";
 import type { ProcessRecord } from "./process.ts";
+import type { CheckedForkOptions } from "./_options.ts";
+import { logForked } from "./_process_log.ts";
 import { sleepOn } from "../runtime/clock.ts";
 import { joinAbort } from "./_abort_fanout.ts";
 import { isInsideMark, outsideScripts } from "./_guard.ts";
@@ -49,4 +51,27 @@ export function linkSignal(record: ProcessRecord, signal: AbortSignal): void {
   }
   record.extras().signal = signal;
   joinAbort(signal, record);
+}
+
+/** `ProcessRecord.begin`'s part for a process with a timeout, a signal, a debug log or instruments. */
+export function beginWithExtras(
+  record: ProcessRecord,
+  options: CheckedForkOptions,
+  debug: boolean,
+): void {
+  const core = record.owner.core;
+  if (options.timeoutMs !== undefined) armTimeout(record, options.timeoutMs);
+  if (debug) {
+    try {
+      logForked(record);
+    } catch (error) {
+      record._extras?.timer?.abort();
+      throw error;
+    }
+    record.logsDebug = true;
+  }
+  core.started++;
+  const hooks = core.hooks;
+  if (hooks !== undefined) record.extras().probe = hooks.processStarted(record);
+  if (options.signal !== undefined) linkSignal(record, options.signal);
 }

@@ -44,8 +44,9 @@ export class ForkAllRun<I, T> extends Batch<I> {
   }
 
   protected itemStopped(record: ItemRecord): void {
-    if (record.status === "succeeded") {
-      this.#results[record.tag] = record.value as T;
+    const value = record.value;
+    if (value !== undefined || record.status === "succeeded") {
+      this.#results[record.tag] = value as T;
     } else if (this.#failure === undefined) {
       // forkAll delivers this failure, so the scope need not re-raise it.
       record.markObserved();

@@ -5,7 +5,7 @@ import { ProcessCancelledError, ProcessFailedError, ProcessTimeoutError } from "
 import { processLabel } from "../errors/_process_label.ts";
 import { cancellationReason, requestCancellation } from "../lang/cancellation.ts";
 import { LangInterpreter } from "../lang/interpreter.ts";
-import { armTimeout, linkSignal, ProcessExtras } from "./_process_extras.ts";
+import { beginWithExtras, ProcessExtras } from "./_process_extras.ts";
 import { announceStop } from "./_process_stop.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import type { ProcessStatus } from "./app.ts";
@@ -14,7 +14,6 @@ import { callMarked, callScript, type Mark, whenSettled } from "./_guard.ts";
 import type { ProcessProbe, ScriptCall } from "../runtime/_hooks.ts";
 import type { ProcessBatch, ProcessOwner, StopWaiter } from "./_process_owner.ts";
 import { warnCleanupError } from "./_process_cleanup.ts";
-import { logForked } from "./_process_log.ts";
 import type { AbortMember } from "./_abort_fanout.ts";
 
 export type { ProcessBatch, ProcessOwner, StopWaiter };
@@ -133,20 +132,13 @@ export class ProcessRecord implements AbortMember, Mark {
     // been registered yet, and the caller gives the slot back.
     // Asked once per process: LogTape's check walks the category tree.
     const debug = core.debug.enabled();
-    if (options.timeoutMs !== undefined) armTimeout(this, options.timeoutMs);
-    if (debug) {
-      try {
-        logForked(this);
-      } catch (error) {
-        this._extras?.timer?.abort();
-        throw error;
-      }
-      this._flags |= DEBUG;
-    }
+    // Most processes need none of the rest: kept apart, so that V8 inlines
+    // this into every admission (a forkAll item's among them).
+    if (
+      debug || options.timeoutMs !== undefined || options.signal !== undefined ||
+      core.hooks !== undefined
+    ) return beginWithExtras(this, options, debug);
     core.started++;
-    const hooks = core.hooks;
-    if (hooks !== undefined) this.extras().probe = hooks.processStarted(this);
-    if (options.signal !== undefined) linkSignal(this, options.signal);
   }
 
   /**
@@ -176,11 +168,7 @@ export class ProcessRecord implements AbortMember, Mark {
     // Registered outside the script's mark, so the bookkeeping is not LangL
     // code; the result was adopted under it (see `adopted`). Bound methods:
     // smaller than two closures over `this`.
-    whenSettled(result, this._returned.bind(this), this._threw.bind(this));
-  }
-
-  _returned(value: unknown): void {
-    this.stop(true, value);
+    whenSettled(result, this.returned.bind(this), this._threw.bind(this));
   }
 
   _threw(error: unknown): void {
@@ -263,6 +251,30 @@ export class ProcessRecord implements AbortMember, Mark {
   /** Whether the process logs its start and stop at debug level (asked once, at its start). */
   get logsDebug(): boolean {
     return (this._flags & DEBUG) !== 0;
+  }
+
+  set logsDebug(logs: boolean) {
+    this._flags = logs ? this._flags | DEBUG : this._flags & ~DEBUG;
+  }
+
+  /**
+   * `stop(true, value)`; a process with nobody to tell but its owner, batch
+   * and pool (no extras, stop waiter or debug log) stops here, in
+   * announceStop's order: every forkAll item, whose stop path V8 could not
+   * inline whole through announceStop (its inlining budget ran out).
+   */
+  returned(value: unknown): void {
+    if (this._extras !== undefined || this._stopWaiter !== undefined || this._flags !== 0) {
+      return this.stop(true, value);
+    }
+    const core = this.owner.core;
+    this._flags = SUCCEEDED;
+    this._outcome = value;
+    core.succeeded++;
+    this.owner.processStopped(this);
+    this.batch?.processStopped(this);
+    core.slots.release();
+    this._lang = undefined;
   }
 
   /** Called once, when the script's outcome is known (see also _lane_script.ts). */

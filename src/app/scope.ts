@@ -209,17 +209,20 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   }
 
   processStopped(record: ProcessRecord): void {
-    const failed = record.status === "failed";
     // An item's batch holds the scope open (workStarted) until its last item
-    // has stopped: no idle check to make. (Items are not in #running.)
-    if (record.batch !== undefined) {
-      if (failed && this.failures.failed(record)) this.cancel(record.error);
-      return;
+    // has stopped: no idle check to make. (Items are not in #running.) Kept
+    // small, so that V8 inlines it into every item's stop.
+    if (record.batch === undefined || record.status === "failed") this.#stopped(record);
+  }
+
+  #stopped(record: ProcessRecord): void {
+    const failed = record.status === "failed";
+    if (record.batch === undefined) {
+      this.#running.remove(record as ForkedRecord);
+      // A failure's idle check waits for failureSettled: onFailure may still fork.
+      if (!failed) return this.#checkIdle();
     }
-    this.#running.remove(record as ForkedRecord);
-    // A failure's idle check waits for failureSettled: onFailure may still fork.
-    if (!failed) this.#checkIdle();
-    else if (this.failures.failed(record)) this.cancel(record.error);
+    if (this.failures.failed(record)) this.cancel(record.error);
   }
 
   failureSettled(record: ProcessRecord): void {
