@@ -7,6 +7,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { assertEquals } from "@std/assert";
 import { configure, getLogger, type LogRecord, reset, withCategoryPrefix } from "@logtape/logtape";
+import * as secondCopy from "@logtape/logtape-second-copy";
 import { Runtime, type RuntimeLogger } from "../mod.ts";
 import type { AppL } from "../mod.ts";
 
@@ -119,5 +120,23 @@ Deno.test("a LogTape logger made with with() follows configure() mid-run and kee
     );
   } finally {
     await reset();
+  }
+});
+
+Deno.test("a configuration made through another copy of LogTape is seen from the next runApp", async () => {
+  // What an application importing jsr:@logtape/logtape next to procpool's npm
+  // copy does (review: a runtime made before that configure kept "no debug"
+  // for good, since procpool's own getConfig() never changes).
+  await using runtime = new Runtime({ maxProcesses: 2 });
+  const records: LogRecord[] = [];
+  await secondCopy.configure({
+    sinks: { collect: (record) => void records.push(record as LogRecord) },
+    loggers: [{ category: ["procpool"], sinks: ["collect"], lowestLevel: "debug" }, META],
+  });
+  try {
+    await runtime.runApp(forkOne);
+    assertEquals(forked(records).length, 1);
+  } finally {
+    await secondCopy.reset();
   }
 });

@@ -159,6 +159,7 @@ export class Runtime implements AsyncDisposable {
     refuseInsideScript("runApp");
     if (this.#disposal !== undefined) throw new RuntimeDisposedError();
     requireFunction("runApp body", body);
+    this.#core.debug.refresh();
     const scope = new Scope(this.#core, undefined, checkScopeOptions("runApp", options));
     // Registered before the body starts, so a disposal from its first
     // synchronous steps still reaches it.

@@ -36,6 +36,17 @@ export class DebugGate {
     // process of each runtime finds the answer kept: asked by the first fork,
     // in admission code V8 had optimised without that path, the first ask
     // deoptimised the admission at every new runtime (a benchmark's run).
+    this.refresh();
+  }
+
+  /**
+   * Asks again, whatever is kept: called when the runtime is made and at
+   * every `runApp`, outside any process's path. An application can configure
+   * through another copy of LogTape than procpool's (an app's
+   * `jsr:@logtape/logtape` next to procpool's npm one): the logger tree is
+   * shared, so `isEnabledFor` follows it, but `getConfig()` here does not.
+   */
+  refresh(): void {
     if (this.#cacheable) this.#ask(getConfig());
   }
 
