@@ -131,6 +131,7 @@ Deno.test("jsonExact: only what JSON gives back as structured clone would", () =
     new Uint8Array(2),
     Object.assign([1], { extra: true }),
     Object.create({ inherited: 1 }),
+    new Proxy({ a: 1 }, {}),
     [shared, shared],
     cycle,
     () => 1,

@@ -41,3 +41,13 @@ for (const isolation of ["thread", "process"] as const) {
     });
   });
 }
+
+Deno.test("forkWorker (thread): a Proxy input is refused as structured clone refuses it", async () => {
+  await using runtime = new Runtime({ maxProcesses: 1, workers: 1 });
+  await runtime.runApp(async (app) => {
+    const handle = await app.forkWorker(scripts, new Proxy({ a: 1 }, {}), { export: "echo" });
+    const error = await app.awaitResult(handle).then(() => undefined, (error) => error);
+    assert(error instanceof Error, "the process failed");
+    assert(/could not be sent|cloned/i.test(String(error) + String(error.cause)), String(error));
+  });
+});

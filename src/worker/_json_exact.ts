@@ -1,11 +1,12 @@
 // Which batches JSON carries as structured clone would: the fast way across
 // a worker's lane (a FrameRing) or pipe.
+import { isProxy } from "node:util/types";
 
 /**
  * Whether JSON carries these messages exactly. A message's own properties may
  * be undefined (JSON leaves them out, and reading them gives undefined again);
  * below that only strings, booleans, null, finite numbers other than -0, and
- * plain objects and dense arrays of those, each object reached once (JSON
+ * plain objects and dense arrays of those (no Proxy), each object reached once (JSON
  * would copy a shared one twice), with no undefined inside.
  */
 export function jsonExact(messages: readonly unknown[]): boolean {
@@ -19,6 +20,8 @@ export function jsonExact(messages: readonly unknown[]): boolean {
         return Number.isFinite(value) && !Object.is(value, -0);
       case "object": {
         if (value === null) return true;
+        // Structured clone refuses a Proxy; JSON would read through it.
+        if (isProxy(value)) return false;
         seen ??= new Set();
         if (seen.has(value)) return false;
         seen.add(value);
