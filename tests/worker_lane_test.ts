@@ -3,7 +3,9 @@
 // in the order they were sent either way.
 import { assert, assertEquals, assertFalse } from "@std/assert";
 import { Runtime } from "../mod.ts";
-import { jsonExact } from "../src/worker/_json_exact.ts";
+import { createTestRuntime } from "../testing.ts";
+import { serve } from "../src/worker/_serve.ts";
+import { jsonExact, MAX_JSON_DEPTH } from "../src/worker/_json_exact.ts";
 import { LaneReceiver, LaneSender, type Sequenced } from "../src/worker/_lane.ts";
 import { FrameRing } from "../src/worker/_ring.ts";
 import type { Batch } from "../src/worker/protocol.ts";
@@ -103,6 +105,43 @@ Deno.test("LaneSender sends nothing and throws when a value cannot be cloned", (
   assertEquals(got.map((batch) => batch.s), [0], "the refused batch took no place in the order");
 });
 
+Deno.test("LaneSender reads a getter once, as structured clone does", () => {
+  const ring = FrameRing.create(1024);
+  const posted: Sequenced<unknown>[] = [];
+  const sender = new LaneSender<unknown>(ring, (batch) => posted.push(structuredClone(batch)));
+  let reads = 0;
+  const value = {
+    get n() {
+      return ++reads;
+    },
+  };
+  sender.send({ now: 0, m: [{ t: "v", v: value }] });
+  assertEquals(reads, 1);
+  const receiver = new LaneReceiver<unknown>(() => {});
+  receiver.drain(ring);
+  assertEquals(posted.map((batch) => batch.m), [[{ t: "v", v: { n: 1 } }]]);
+});
+
+Deno.test("LaneSender gives a batch too large for the ring up once past the ring's limit", () => {
+  const ring = FrameRing.create(64 * 1024);
+  const posted: Sequenced<unknown>[] = [];
+  const sender = new LaneSender<unknown>(ring, (batch) => posted.push(batch));
+  // Elements that count their reads (11 characters of JSON each): the walk
+  // stops once the text is past the ring's limit, not at the end.
+  let reads = 0;
+  const counted: string[] = [];
+  for (let i = 0; i < 10_000; i++) {
+    Object.defineProperty(counted, i, { get: () => (reads++, "12345678"), enumerable: true });
+  }
+  sender.send({ now: 0, m: [{ t: "v", v: counted }] });
+  assertEquals(posted.length, 1);
+  assertFalse(ring.pending);
+  assert(reads <= ring.frameLimit / 10, `${reads} elements read of 10 000`);
+  // A larger array is given up unread.
+  sender.send({ now: 0, m: [{ t: "v", v: new Array(100_000).fill(1) }] });
+  assertEquals(posted.length, 2);
+});
+
 Deno.test("jsonExact: only what JSON gives back as structured clone would", () => {
   const shared = { a: 1 };
   const cycle: Record<string, unknown> = {};
@@ -134,10 +173,22 @@ Deno.test("jsonExact: only what JSON gives back as structured clone would", () =
     new Proxy({ a: 1 }, {}),
     [shared, shared],
     cycle,
+    (function (..._: unknown[]) {
+      return arguments;
+    })(1),
+    {
+      get a() {
+        return 1;
+      },
+    },
     () => 1,
     Symbol("s"),
   ];
   for (const v of inexact) assertFalse(jsonExact([{ t: "x", v }]), Deno.inspect(v));
+  let deep: unknown = 1;
+  for (let i = 0; i < MAX_JSON_DEPTH; i++) deep = [deep];
+  assert(jsonExact([{ t: "x", v: deep }]), "as deep as the limit");
+  assertFalse(jsonExact([{ t: "x", v: [deep] }]), "deeper than the limit");
   assert(jsonExact([{ t: "x", v: shared }, { t: "y" }]));
   assertFalse(jsonExact([{ t: "x", v: shared }, { t: "y", v: shared }]), "shared across messages");
 });
@@ -156,4 +207,48 @@ Deno.test("forkWorker (thread): a timer a finished script left behind still fire
     }
     assertEquals(fired, 1);
   });
+});
+
+Deno.test("forkWorker (thread): back-to-back runs still let timers and promise callbacks run", async () => {
+  await using runtime = new Runtime({ maxProcesses: 1, workers: 1 });
+  await runtime.runApp(async (app) => {
+    const run = async () =>
+      app.awaitResult(
+        await app.forkWorker<number, [number, number]>(scripts, 0, { export: "timersAndTicks" }),
+      );
+    // No pause between runs: the worker keeps serving its ring, blocked between runs.
+    for (let i = 0; i < 500; i++) await run();
+    const [timers, ticks] = await run();
+    for (let i = 0; i < 1000; i++) await run();
+    const [timersAfter, ticksAfter] = await run();
+    assertEquals(ticksAfter - ticks, 1001, "each run's promise callback ran before the next run");
+    assert(timersAfter > timers, `timers fired during 1000 back-to-back runs (${timers} before)`);
+  });
+  // The last run's timer and the worker's own leftovers end with the runtime.
+});
+
+Deno.test("serve does not wait blocked while a batch sent as a message has not come", async () => {
+  const ring = FrameRing.create(64);
+  let blocked = 0;
+  const waitSync = ring.waitSync.bind(ring);
+  ring.waitSync = (seen, ms) => (blocked++, waitSync(seen, ms));
+  const served = { drain() {}, flush() {}, waiting: true, received: 0 };
+  // The runtime posted a batch and rang: it waits in this thread's event loop.
+  ring.postedOne();
+  await serve(ring, served, 50);
+  assertEquals(blocked, 0);
+  // Once it came, serve waits for frames again.
+  served.received = 1;
+  await serve(ring, served, 1);
+  assertEquals(blocked, 1);
+});
+
+Deno.test("forkWorker: what a synchronous script queued before it returned belongs to its run", async () => {
+  for (const isolation of ["thread", "process"] as const) {
+    await using runtime = createTestRuntime({ maxProcesses: 1, workers: 1 });
+    await runtime.runApp(async (app) =>
+      app.awaitResult(await app.forkWorker(scripts, "late", { export: "lateLog", isolation }))
+    );
+    assertEquals(runtime.logs.map((entry) => entry.message), ["late"], isolation);
+  }
 });

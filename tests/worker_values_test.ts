@@ -51,3 +51,37 @@ Deno.test("forkWorker (thread): a Proxy input is refused as structured clone ref
     assert(/could not be sent|cloned/i.test(String(error) + String(error.cause)), String(error));
   });
 });
+
+Deno.test("forkWorker (thread): what structured clone refuses is refused, whichever way it would go", async (t) => {
+  await using runtime = new Runtime({ maxProcesses: 1, workers: 1 });
+  const refused = async (input: unknown): Promise<unknown> =>
+    await runtime.runApp(async (app) => {
+      const handle = await app.forkWorker(scripts, input, { export: "echo" });
+      return await app.awaitResult(handle).then(() => undefined, (error) => error);
+    });
+  await t.step("an arguments object", async () => {
+    const args = (function (..._: unknown[]) {
+      return arguments;
+    })(1, 2);
+    const error = await refused({ args });
+    assert(error instanceof Error, "the process failed");
+    const text = String(error) + String((error as Error).cause);
+    assert(/could not be sent|cloned/i.test(text), text);
+  });
+  await t.step("a value nested 5000 deep", async () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 5000; i++) deep = [deep];
+    const error = await refused(deep);
+    assert(error instanceof Error, "the process failed");
+  });
+});
+
+Deno.test("forkWorker (thread): a value deeper than the JSON way takes still round-trips", async () => {
+  await using runtime = new Runtime({ maxProcesses: 1, workers: 1 });
+  let deep: unknown = "leaf";
+  for (let i = 0; i < 300; i++) deep = { d: deep };
+  const back = await runtime.runApp(async (app) =>
+    app.awaitResult(await app.forkWorker(scripts, deep, { export: "echo" }))
+  );
+  assertEquals(back, deep);
+});

@@ -3,7 +3,7 @@
 // serialize costs tens of µs per batch under Deno), else V8-serialised (the
 // structured clone algorithm).
 import { deserialize, serialize } from "node:v8";
-import { jsonExact } from "./_json_exact.ts";
+import { batchJson } from "./_json_exact.ts";
 import type { Batch } from "./protocol.ts";
 
 const V8 = 0;
@@ -13,8 +13,9 @@ const decoder = new TextDecoder();
 
 /** Throws (DataCloneError) if a value cannot be serialised. */
 export function encodeBatch(batch: Batch<unknown>): Uint8Array {
-  if (jsonExact(batch.m)) {
-    const text = encoder.encode(JSON.stringify(batch));
+  const json = batchJson(batch);
+  if (json !== undefined) {
+    const text = encoder.encode(json);
     const bytes = new Uint8Array(1 + text.length);
     bytes[0] = JSON_TEXT;
     bytes.set(text, 1);

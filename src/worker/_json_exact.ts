@@ -1,54 +1,116 @@
 // Which batches JSON carries as structured clone would: the fast way across
-// a worker's lane (a FrameRing) or pipe.
-import { isProxy } from "node:util/types";
+// a worker's lane (a FrameRing) or pipe. The text is made in the same walk
+// that checks the values, so that each property is read once (a second walk
+// would see a getter's second answer) and a batch too large for the ring is
+// given up as soon as it is (walking and stringifying a large array costs
+// more than structured clone does).
+import { isArgumentsObject, isProxy } from "node:util/types";
 
 /**
- * Whether JSON carries these messages exactly. A message's own properties may
- * be undefined (JSON leaves them out, and reading them gives undefined again);
- * below that only strings, booleans, null, finite numbers other than -0, and
- * plain objects and dense arrays of those (no Proxy), each object reached once (JSON
- * would copy a shared one twice), with no undefined inside.
+ * Deeper values go by structured clone: JSON would take them, but structured
+ * clone refuses a very deep value (RangeError), and the walk is recursive.
  */
-export function jsonExact(messages: readonly unknown[]): boolean {
+export const MAX_JSON_DEPTH = 256;
+
+/** A batch as it is framed: its messages, and its sequence number if it has one. */
+export interface JsonBatch {
+  readonly s?: number;
+  readonly now: number;
+  readonly m: readonly unknown[];
+}
+
+/**
+ * The batch as JSON text, if JSON carries its messages exactly and the text
+ * has at most `limit` characters; undefined otherwise. A message's own
+ * properties may be undefined (JSON leaves them out, and reading them gives
+ * undefined again); below that only strings, booleans, null, finite numbers
+ * other than -0, and plain objects (own data properties only: no getters)
+ * and dense arrays of those (no Proxy, no `arguments`), each object reached
+ * once (JSON would copy a shared one twice), with no undefined inside and
+ * at most MAX_JSON_DEPTH deep.
+ */
+export function batchJson(batch: JsonBatch, limit: number = Infinity): string | undefined {
   let seen: Set<object> | undefined;
-  const exact = (value: unknown): boolean => {
+  let out = "";
+  const write = (value: unknown, depth: number): boolean => {
     switch (typeof value) {
       case "string":
+        out += JSON.stringify(value);
+        return out.length <= limit;
       case "boolean":
-        return true;
+        out += value ? "true" : "false";
+        return out.length <= limit;
       case "number":
-        return Number.isFinite(value) && !Object.is(value, -0);
+        if (!Number.isFinite(value) || Object.is(value, -0)) return false;
+        // JSON writes a finite number as ToString does.
+        out += value;
+        return out.length <= limit;
       case "object": {
-        if (value === null) return true;
-        // Structured clone refuses a Proxy; JSON would read through it.
-        if (isProxy(value)) return false;
+        if (value === null) {
+          out += "null";
+          return out.length <= limit;
+        }
+        if (depth > MAX_JSON_DEPTH) return false;
+        // Structured clone refuses a Proxy and an arguments object; JSON would take them.
+        if (isProxy(value) || isArgumentsObject(value)) return false;
         seen ??= new Set();
         if (seen.has(value)) return false;
         seen.add(value);
         if (Array.isArray(value)) {
           if (Object.getPrototypeOf(value) !== Array.prototype) return false;
-          const keys = Object.keys(value);
-          if (keys.length !== value.length) return false;
-          for (let i = 0; i < value.length; i++) if (!exact(value[i])) return false;
-          return true;
+          const length = value.length;
+          // Each element takes at least two characters: a large array is given up unread.
+          if (out.length + 2 * length + 1 > limit) return false;
+          // Holes and named properties (structured clone keeps them, JSON not).
+          if (Object.keys(value).length !== length) return false;
+          out += "[";
+          for (let i = 0; i < length; i++) {
+            if (i > 0) out += ",";
+            if (!write(value[i], depth + 1)) return false;
+          }
+          out += "]";
+          return out.length <= limit;
         }
         if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+        out += "{";
+        let first = true;
         for (const key in value) {
-          if (!Object.hasOwn(value, key)) return false;
-          if (!exact((value as Record<string, unknown>)[key])) return false;
+          // Read through the descriptor: a getter is not called (structured clone calls it).
+          const property = Object.getOwnPropertyDescriptor(value, key);
+          if (property === undefined || !("value" in property)) return false;
+          out += first ? JSON.stringify(key) + ":" : "," + JSON.stringify(key) + ":";
+          first = false;
+          if (!write(property.value, depth + 1)) return false;
         }
-        return true;
+        out += "}";
+        return out.length <= limit;
       }
       default:
         return false;
     }
   };
-  for (const message of messages) {
-    if (typeof message !== "object" || message === null) return false;
+  out = batch.s === undefined ? `{"now":` : `{"s":${batch.s},"now":`;
+  if (!write(batch.now, 0)) return undefined;
+  out += `,"m":[`;
+  for (let i = 0; i < batch.m.length; i++) {
+    const message = batch.m[i];
+    if (typeof message !== "object" || message === null) return undefined;
+    out += i > 0 ? ",{" : "{";
+    let first = true;
     for (const key in message) {
       const value = (message as Record<string, unknown>)[key];
-      if (value !== undefined && !exact(value)) return false;
+      if (value === undefined) continue;
+      out += first ? JSON.stringify(key) + ":" : "," + JSON.stringify(key) + ":";
+      first = false;
+      if (!write(value, 1)) return undefined;
     }
+    out += "}";
   }
-  return true;
+  out += "]}";
+  return out.length <= limit ? out : undefined;
+}
+
+/** Whether JSON carries these messages exactly (see batchJson). */
+export function jsonExact(messages: readonly unknown[]): boolean {
+  return batchJson({ now: 0, m: messages }) !== undefined;
 }

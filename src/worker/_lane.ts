@@ -5,7 +5,7 @@
 // hands them on in the order they were sent, whichever way each came.
 import type { Batch } from "./protocol.ts";
 import type { FrameRing } from "./_ring.ts";
-import { jsonExact } from "./_json_exact.ts";
+import { batchJson } from "./_json_exact.ts";
 
 /** A batch as it crosses: with its place in the sender's order. */
 export interface Sequenced<M> extends Batch<M> {
@@ -30,10 +30,11 @@ export class LaneSender<M> {
   send(batch: Batch<M>): void {
     const s = this.#next;
     const sequenced = { s, now: batch.now, m: batch.m };
-    if (!jsonExact(batch.m) || !this.ring.tryWrite(JSON.stringify(sequenced))) {
+    const text = batchJson(sequenced, this.ring.frameLimit);
+    if (text === undefined || !this.ring.tryWrite(text)) {
       this.post(sequenced);
       // A reader blocked on the ring must go and read its messages.
-      this.ring.ring();
+      this.ring.postedOne();
     }
     this.#next = s + 1;
   }

@@ -5,10 +5,15 @@
 // (Atomics.notify, waited on with Atomics.waitAsync, which blocks neither
 // event loop) costs a few. One writer, one reader.
 
-/** Header slots (Int32): bytes written so far, bytes read so far, doorbell. */
+/**
+ * Header slots (Int32): bytes written so far, bytes read so far, doorbell,
+ * batches the writer sent as messages instead (a reader blocked on the ring
+ * must not wait for frames while a message waits in its event loop).
+ */
 const WRITE = 0;
 const READ = 1;
 const BELL = 2;
+const POSTED = 3;
 const HEADER_BYTES = 16;
 /** A length word that says "the frame is at the start of the buffer". */
 const WRAP = -1;
@@ -36,9 +41,13 @@ export class FrameRing {
     this.#words = new Int32Array(buffer, HEADER_BYTES, this.#capacity / 4);
   }
 
+  /** The longest frame (in UTF-16 code units) `tryWrite` may take: half the ring, so that a frame always fits once the reader caught up. */
+  get frameLimit(): number {
+    return this.#capacity / 2;
+  }
+
   /** Writes `text` as one frame and rings; false (nothing written) if it does not fit now. */
   tryWrite(text: string): boolean {
-    // At most half the ring, so that a frame always fits once the reader caught up.
     const limit = this.#capacity / 2;
     if (text.length > limit) return false;
     if (text.length * 3 > this.#scratch.length) {
@@ -70,6 +79,17 @@ export class FrameRing {
   ring(): void {
     Atomics.add(this.#header, BELL, 1);
     Atomics.notify(this.#header, BELL);
+  }
+
+  /** Counts a batch sent as a message instead of a frame, and rings. */
+  postedOne(): void {
+    Atomics.add(this.#header, POSTED, 1);
+    this.ring();
+  }
+
+  /** Batches sent as messages so far (see `postedOne`). */
+  get posted(): number {
+    return Atomics.load(this.#header, POSTED);
   }
 
   /** The doorbell's count now, for `waitSync`. */
@@ -112,17 +132,19 @@ export class FrameRing {
 
   /**
    * Calls `onBell` now and after every ring until stopped, without blocking
-   * the event loop. An error `onBell` throws is reported (reportError) as an
-   * uncaught error of this thread would be, and the listening goes on.
+   * the event loop (a promise `onBell` returns is awaited first). An error
+   * `onBell` throws is reported (reportError) as an uncaught error of this
+   * thread would be, and the listening goes on.
    */
-  listen(onBell: () => void): () => void {
+  listen(onBell: () => void | Promise<void>): () => void {
     let stopped = false;
     const header = this.#header;
     const loop = async () => {
       while (!stopped) {
         const seen = Atomics.load(header, BELL);
         try {
-          onBell();
+          const pending = onBell();
+          if (pending !== undefined) await pending;
         } catch (error) {
           reportError(error);
         }

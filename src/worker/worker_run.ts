@@ -158,7 +158,9 @@ export class WorkerRun implements RunChannel {
       return;
     }
     if (typeof then !== "function") {
-      this.#done(value);
+      // One microtask later, as `await` would: what the script queued before
+      // it returned (a log in a promise callback) still belongs to its run.
+      queueMicrotask(() => this.#done(value));
       return;
     }
     // A thenable settles the run as `await` would (its `then` read once).

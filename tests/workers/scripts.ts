@@ -153,3 +153,20 @@ export function leaveTimer(): number {
 export function leftTimers(): number {
   return (globalThis as { leftTimers?: number }).leftTimers ?? 0;
 }
+
+/**
+ * Leaves a timer and a promise callback behind, and says how many of each
+ * (left by earlier runs) have fired in this worker so far.
+ */
+export function timersAndTicks(): [number, number] {
+  const scope = globalThis as { firedTimers?: number; firedTicks?: number };
+  setTimeout(() => scope.firedTimers = (scope.firedTimers ?? 0) + 1, 0);
+  Promise.resolve().then(() => scope.firedTicks = (scope.firedTicks ?? 0) + 1);
+  return [scope.firedTimers ?? 0, scope.firedTicks ?? 0];
+}
+
+/** Returns at once; logs in a promise callback it queued before returning. */
+export function lateLog(message: string, lang: LangL): number {
+  Promise.resolve().then(() => lang.logInfo(message));
+  return 1;
+}
