@@ -6,18 +6,31 @@
 import { assert, assertEquals } from "@std/assert";
 
 /**
+ * V8's compiler threads made the trace depend on the machine's load. A job
+ * is compiled from the type feedback of when it began and installed when it
+ * ends: one that began before a batch's last item stopped and ended after
+ * it (such jobs took 15-25 ms on a busy machine) installed code without
+ * that feedback, which deoptimised at the next batch's end, after the
+ * fixture's marker ("returnedInLane: Insufficient type feedback for generic
+ * keyed access", the brand check of `this.#finish()`): about 1 run in 10 of
+ * tests/fork_all_gc_deopt_test.ts failed, and 10 of 10 fixture runs under
+ * `--concurrent-recompilation-delay=30`. Compiled on the main thread, from
+ * the feedback of the moment, code deoptimises where the code is at fault.
+ */
+const SYNCHRONOUS_COMPILATION = ["--no-concurrent-recompilation", "--no-concurrent-osr"];
+
+/**
  * The child's stdout (where V8 writes the trace); fails unless it exits with
  * 0. Natives syntax is on for the fixture's markers (_v8_trace_marker.ts).
  */
 export async function deoptTrace(fixture: URL, v8Flags: readonly string[] = []): Promise<string> {
+  const flags = ["--trace-deopt", "--trace-opt", "--allow-natives-syntax"];
   const output = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "--allow-env",
       "--allow-read",
-      `--v8-flags=${
-        ["--trace-deopt", "--trace-opt", "--allow-natives-syntax", ...v8Flags].join(",")
-      }`,
+      `--v8-flags=${[...flags, ...SYNCHRONOUS_COMPILATION, ...v8Flags].join(",")}`,
       fixture.href,
     ],
     stdout: "piped",
