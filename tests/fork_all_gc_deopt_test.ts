@@ -23,6 +23,7 @@ const ITEM_PATH = new Set([
   "push",
   "resume",
   "resumeAfterGrant",
+  "returned",
   "returnedInLane",
   "slotGranted",
   "startNext",

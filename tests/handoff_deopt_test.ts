@@ -22,6 +22,10 @@ const HAND_OFF_PATH = new Set([
   "release",
   "announceStop",
   "processStopped",
+  // A process that returns with nobody else to tell stops here, not in stop
+  // (5b03e82), and release is inlined into it: with compilation on V8's main
+  // thread, d802da8's release reverted deoptimised only returned.
+  "returned",
   "admitProcess",
   "slotGranted",
   "stop",
