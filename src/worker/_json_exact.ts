@@ -12,6 +12,19 @@ import { isArgumentsObject, isProxy } from "node:util/types";
  */
 export const MAX_JSON_DEPTH = 256;
 
+/** `"key":` for keys seen before (the protocol's, a script's usual ones): JSON.stringify per key is most of a small batch's walk. */
+const keyTexts = new Map<string, string>();
+const KEY_TEXTS_MAX = 1024;
+
+function keyText(key: string): string {
+  let text = keyTexts.get(key);
+  if (text === undefined) {
+    text = JSON.stringify(key) + ":";
+    if (keyTexts.size < KEY_TEXTS_MAX) keyTexts.set(key, text);
+  }
+  return text;
+}
+
 /** A batch as it is framed: its messages, and its sequence number if it has one. */
 export interface JsonBatch {
   readonly s?: number;
@@ -78,7 +91,7 @@ export function batchJson(batch: JsonBatch, limit: number = Infinity): string | 
           // Read through the descriptor: a getter is not called (structured clone calls it).
           const property = Object.getOwnPropertyDescriptor(value, key);
           if (property === undefined || !("value" in property)) return false;
-          out += first ? JSON.stringify(key) + ":" : "," + JSON.stringify(key) + ":";
+          out += first ? keyText(key) : "," + keyText(key);
           first = false;
           if (!write(property.value, depth + 1)) return false;
         }
@@ -100,7 +113,7 @@ export function batchJson(batch: JsonBatch, limit: number = Infinity): string | 
     for (const key in message) {
       const value = (message as Record<string, unknown>)[key];
       if (value === undefined) continue;
-      out += first ? JSON.stringify(key) + ":" : "," + JSON.stringify(key) + ":";
+      out += first ? keyText(key) : "," + keyText(key);
       first = false;
       if (!write(value, 1)) return undefined;
     }
