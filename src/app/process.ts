@@ -260,8 +260,10 @@ export class ProcessRecord implements AbortMember, Mark {
   /**
    * `stop(true, value)`; a process with nobody to tell but its owner, batch
    * and pool (no extras, stop waiter or debug log) stops here, in
-   * announceStop's order: every forkAll item, whose stop path V8 could not
-   * inline whole through announceStop (its inlining budget ran out).
+   * announceStop's order: an unnamed forkAll item without a timeout, signal,
+   * instrument (OTel, timeline) or debug log, whose stop path V8 could not
+   * inline whole through announceStop (its inlining budget ran out). A step
+   * added to announceStop for every process must be added here too.
    */
   returned(value: unknown): void {
     if (this._extras !== undefined || this._stopWaiter !== undefined || this._flags !== 0) {
