@@ -22,6 +22,8 @@ for (const isolation of ["thread", "process"] as const) {
       new Map([[1, { m: true }]]),
       "long ".repeat(20_000),
       undefined,
+      // A Date given Object.prototype is still a Date to structured clone (review: JSON sent `{}`).
+      { d: Object.setPrototypeOf(new Date(7), Object.prototype) },
     ];
     await runtime.runApp(async (app) => {
       for (const value of values) {
@@ -67,6 +69,10 @@ Deno.test("forkWorker (thread): what structured clone refuses is refused, whiche
     assert(error instanceof Error, "the process failed");
     const text = String(error) + String((error as Error).cause);
     assert(/could not be sent|cloned/i.test(text), text);
+  });
+  await t.step("a WeakMap given Object.prototype", async () => {
+    const error = await refused({ w: Object.setPrototypeOf(new WeakMap(), Object.prototype) });
+    assert(error instanceof Error, "the process failed");
   });
   await t.step("a value nested 5000 deep", async () => {
     let deep: unknown = 1;

@@ -4,7 +4,21 @@
 // would see a getter's second answer) and a batch too large for the ring is
 // given up as soon as it is (walking and stringifying a large array costs
 // more than structured clone does).
-import { isArgumentsObject, isProxy } from "node:util/types";
+import {
+  isAnyArrayBuffer,
+  isArgumentsObject,
+  isArrayBufferView,
+  isBoxedPrimitive,
+  isDate,
+  isMap,
+  isNativeError,
+  isPromise,
+  isProxy,
+  isRegExp,
+  isSet,
+  isWeakMap,
+  isWeakSet,
+} from "node:util/types";
 
 /**
  * Deeper values go by structured clone: JSON would take them, but structured
@@ -16,13 +30,40 @@ export const MAX_JSON_DEPTH = 256;
 const keyTexts = new Map<string, string>();
 const KEY_TEXTS_MAX = 1024;
 
+/** Longer keys are not kept: the map lives as long as the process. */
+const KEY_TEXT_MAX_LENGTH = 64;
+
 function keyText(key: string): string {
   let text = keyTexts.get(key);
   if (text === undefined) {
     text = JSON.stringify(key) + ":";
-    if (keyTexts.size < KEY_TEXTS_MAX) keyTexts.set(key, text);
+    if (key.length <= KEY_TEXT_MAX_LENGTH && keyTexts.size < KEY_TEXTS_MAX) keyTexts.set(key, text);
   }
   return text;
+}
+
+const objectTag = Object.prototype.toString;
+
+/**
+ * Whether an object whose prototype is Object.prototype still has a built-in
+ * kind's internals (a Date or Map given that prototype by
+ * `Object.setPrototypeOf`): structured clone copies or refuses those by
+ * their kind, JSON would send `{}` or their indices. The tag names a Date,
+ * RegExp, Error or boxed primitive by its internals, and `isView` a typed
+ * array or DataView, cheaply; the other kinds (Map, Set, WeakMap, WeakSet,
+ * Promise, ArrayBuffer) have no own enumerable keys of their own, and only
+ * an object without any is asked about them (node:util's checks cost about
+ * 50 ns each here). Such an object given keys as well is not recognised.
+ */
+function hasInternals(value: object, keyless: boolean): boolean {
+  if (objectTag.call(value) !== "[object Object]" || ArrayBuffer.isView(value)) return true;
+  return keyless && hasKeylessInternals(value);
+}
+
+function hasKeylessInternals(value: object): boolean {
+  return isDate(value) || isMap(value) || isSet(value) || isRegExp(value) ||
+    isNativeError(value) || isBoxedPrimitive(value) || isAnyArrayBuffer(value) ||
+    isArrayBufferView(value) || isWeakMap(value) || isWeakSet(value) || isPromise(value);
 }
 
 /** A batch as it is framed: its messages, and its sequence number if it has one. */
@@ -48,6 +89,8 @@ export function batchJson(batch: JsonBatch, limit: number = Infinity): string | 
   const write = (value: unknown, depth: number): boolean => {
     switch (typeof value) {
       case "string":
+        // A long string is given up before it is escaped.
+        if (out.length + value.length + 2 > limit) return false;
         out += JSON.stringify(value);
         return out.length <= limit;
       case "boolean":
@@ -95,6 +138,7 @@ export function batchJson(batch: JsonBatch, limit: number = Infinity): string | 
           first = false;
           if (!write(property.value, depth + 1)) return false;
         }
+        if (hasInternals(value, first)) return false;
         out += "}";
         return out.length <= limit;
       }

@@ -50,9 +50,8 @@ export class FrameRing {
   tryWrite(text: string): boolean {
     const limit = this.#capacity / 2;
     if (text.length > limit) return false;
-    if (text.length * 3 > this.#scratch.length) {
-      this.#scratch = new Uint8Array(Math.min(limit, text.length * 3));
-    }
+    const room = Math.min(limit, text.length * 3);
+    if (room > this.#scratch.length) this.#scratch = new Uint8Array(room);
     const { read, written } = encoder.encodeInto(text, this.#scratch);
     if (read < text.length || written > limit) return false;
     const need = 4 + ((written + 3) & ~3);

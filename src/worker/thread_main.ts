@@ -35,7 +35,8 @@ scope.onmessage = (event) => {
     };
     fromRuntime.listen(() => serve(fromRuntime, served));
   } else {
-    received++;
+    // Kept in Int32 range, as the ring's count of posted batches is (it wraps).
+    received = (received + 1) | 0;
     receiver.receive(data);
   }
 };
