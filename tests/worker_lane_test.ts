@@ -5,7 +5,7 @@ import { assert, assertEquals, assertFalse } from "@std/assert";
 import { Runtime } from "../mod.ts";
 import { createTestRuntime } from "../testing.ts";
 import { serve } from "../src/worker/_serve.ts";
-import { jsonExact, MAX_JSON_DEPTH } from "../src/worker/_json_exact.ts";
+import { batchJson, MAX_JSON_DEPTH } from "../src/worker/_json_exact.ts";
 import { LaneReceiver, LaneSender, type Sequenced } from "../src/worker/_lane.ts";
 import { FrameRing } from "../src/worker/_ring.ts";
 import type { Batch } from "../src/worker/protocol.ts";
@@ -141,6 +141,10 @@ Deno.test("LaneSender gives a batch too large for the ring up once past the ring
   sender.send({ now: 0, m: [{ t: "v", v: new Array(100_000).fill(1) }] });
   assertEquals(posted.length, 2);
 });
+
+/** Whether JSON carries these messages exactly (see batchJson). */
+const jsonExact = (messages: readonly unknown[]): boolean =>
+  batchJson({ now: 0, m: messages }) !== undefined;
 
 Deno.test("jsonExact: only what JSON gives back as structured clone would", () => {
   const shared = { a: 1 };

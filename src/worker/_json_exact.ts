@@ -166,8 +166,3 @@ export function batchJson(batch: JsonBatch, limit: number = Infinity): string | 
   out += "]}";
   return out.length <= limit ? out : undefined;
 }
-
-/** Whether JSON carries these messages exactly (see batchJson). */
-export function jsonExact(messages: readonly unknown[]): boolean {
-  return batchJson({ now: 0, m: messages }) !== undefined;
-}

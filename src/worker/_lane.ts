@@ -56,14 +56,13 @@ export class LaneReceiver<M> {
       this.#early.set(batch.s, batch);
       return;
     }
-    this.#next++;
-    this.deliver(batch);
-    let early = this.#early.get(this.#next);
-    while (early !== undefined) {
+    // This one, then those that came early and are next now.
+    let next: Batch<M> | undefined = batch;
+    while (next !== undefined) {
       this.#early.delete(this.#next);
       this.#next++;
-      this.deliver(early);
-      early = this.#early.get(this.#next);
+      this.deliver(next);
+      next = this.#early.get(this.#next);
     }
   }
 }
