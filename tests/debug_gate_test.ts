@@ -140,3 +140,28 @@ Deno.test("a configuration made through another copy of LogTape is seen from the
     await secondCopy.reset();
   }
 });
+
+Deno.test("another copy's contextLocalStorage: a category prefix is seen for every process", async () => {
+  // Review: with the configuration made through another copy, procpool's own
+  // getConfig() is null, and the answer was kept although that copy's
+  // context-local storage (on the shared root logger) makes it depend on the
+  // async context.
+  const storage = new AsyncLocalStorage<Record<string, unknown>>();
+  const records: LogRecord[] = [];
+  await secondCopy.configure({
+    contextLocalStorage: storage,
+    sinks: { collect: (record) => void records.push(record as LogRecord) },
+    loggers: [{ category: ["tenant", "procpool"], sinks: ["collect"], lowestLevel: "debug" }, META],
+  });
+  try {
+    await using runtime = new Runtime({ maxProcesses: 1 });
+    await runtime.runApp(async (app) => {
+      await forkOne(app);
+      await secondCopy.withCategoryPrefix(["tenant"], () => forkOne(app));
+      await forkOne(app);
+    });
+    assertEquals(forked(records), [2]);
+  } finally {
+    await secondCopy.reset();
+  }
+});

@@ -8,7 +8,8 @@
 // replace the object `getConfig()` returns), or with the async context when a
 // configuration has `contextLocalStorage` (scoped configs, category
 // prefixes). So for a genuine LogTape logger under a configuration without
-// context-local storage, the answer is kept until `getConfig()` changes; any
+// context-local storage (its own, or another LogTape copy's on the shared
+// logger tree), the answer is kept until `getConfig()` changes; any
 // other logger is asked every time. (A configuration object changed in place
 // and passed to `configure()` again keeps its identity and is not noticed;
 // the README says so.)
@@ -59,7 +60,10 @@ export class DebugGate {
 
   #ask(config: ReturnType<typeof getConfig>): boolean {
     const enabled = this.#logger.isEnabledFor("debug");
-    const contextFree = config === null || config.contextLocalStorage === undefined;
+    // Another copy's configuration is not in `config`, but its
+    // `contextLocalStorage` is on the shared tree's root.
+    const contextFree = (config === null || config.contextLocalStorage === undefined) &&
+      (getLogger([]) as { contextLocalStorage?: unknown }).contextLocalStorage === undefined;
     this.#config = contextFree ? config : NOT_ASKED;
     this.#enabled = enabled;
     return enabled;
