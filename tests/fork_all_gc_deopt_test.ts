@@ -15,7 +15,7 @@ const RUNTIMES_FIXTURE = new URL("./fixtures/fork_all_runtimes.ts", import.meta.
 /** Functions of an item's admission, start and stop. */
 const ITEM_PATH = new Set([
   "admit",
-  "admitProcess",
+  "admitItem",
   "announceStop",
   "invokeInLane",
   "itemStopped",
@@ -42,7 +42,7 @@ Deno.test("forkAll", async (t) => {
 
   await t.step("a batch in a new runtime after a full GC deoptimises none of it", async () => {
     // Each of these deoptimised some of the path in every new runtime's
-    // first batch: the debug gate's first ask (admitProcess), a live-items
+    // first batch: the debug gate's first ask (admitItem), a live-items
     // table made by `fill` (add, place), the start queue's first stores
     // growing its array (push); and, in the second batch, the first batch's
     // end (checkFinished's reads).

@@ -13,7 +13,7 @@ const FIXTURE = new URL("./fixtures/fork_await_runs.ts", import.meta.url);
 
 /** The fork+await path whose code the dropped maps threw away. */
 const FORK_AWAIT_PATH = [
-  "admitProcess",
+  "admitForked",
   "awaitedRecord",
   "awaitResult",
   "forkProcess",

@@ -26,7 +26,9 @@ const HAND_OFF_PATH = new Set([
   // (5b03e82), and release is inlined into it: with compilation on V8's main
   // thread, d802da8's release reverted deoptimised only returned.
   "returned",
-  "admitProcess",
+  "admitForked",
+  "forkedReturned",
+  "workEnded",
   "slotGranted",
   "stop",
 ]);

@@ -7,7 +7,7 @@ import type { LangL } from "../lang/lang.ts";
 import type { CheckedForkOptions } from "./_options.ts";
 import type { ForkHost } from "./_fork_host.ts";
 import type { ProcessRecord, StopWaiter } from "./process.ts";
-import type { ItemRecord } from "./_records.ts";
+import { admitItem, type ItemRecord } from "./_records.ts";
 import { type Resolver, resolvingPromiseFor } from "../_settler.ts";
 import { ScriptLane } from "./_guard.ts";
 import { BatchSource, END } from "./_batch_source.ts";
@@ -281,7 +281,7 @@ export abstract class Batch<I> implements StopWaiter, WaitingBatch {
 
   admit(index: number): ItemRecord {
     const name = this.options.name === undefined ? undefined : `${this.options.name}[${index}]`;
-    const record = this.host.admitProcess(this.options, name, this, index) as ItemRecord;
+    const record = admitItem(this.host, this.options, name, this, index);
     this.live++;
     this.#items.add(record);
     return record;

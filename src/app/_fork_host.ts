@@ -1,8 +1,7 @@
 // The part of a scope that forkAll, forkAllSettled and forkStream see: kept
 // apart so that a batch depends on this contract, not on Scope.
 import type { RuntimeCore } from "../runtime/core.ts";
-import type { CheckedForkOptions } from "./_options.ts";
-import type { ProcessBatch, ProcessRecord } from "./process.ts";
+import type { ProcessOwner, ProcessRecord } from "./process.ts";
 
 /** Something in a scope that must react when the scope is cancelled. */
 export interface ScopeDependent {
@@ -11,16 +10,9 @@ export interface ScopeDependent {
   liveProcesses?(): readonly ProcessRecord[];
 }
 
-/** What a batch needs from its scope. */
-export interface ForkHost {
+/** What a batch needs from its scope, which owns its items (admitItem). */
+export interface ForkHost extends ProcessOwner {
   readonly core: RuntimeCore;
-  /** Admits an item of `batch` (see ItemRecord). */
-  admitProcess(
-    options: CheckedForkOptions,
-    name: string | undefined,
-    batch: ProcessBatch,
-    index: number,
-  ): ProcessRecord;
   addDependent(dependent: ScopeDependent): void;
   removeDependent(dependent: ScopeDependent): void;
   workStarted(): void;

@@ -60,8 +60,10 @@ export function callScript(
  * Calls a forkProcess script, `fn(lang)`, marked by its record; returns what
  * it returned, `adopted`. The path of every fork without a probe: it passes
  * `AsyncLocalStorage.run` its arguments as they are, with no rest array
- * built and spread again on the way (the hand-off's second job runs this
- * before the script's first line).
+ * built and spread again on the way, and the script itself (the hand-off's
+ * second job runs this before the script's first line). What it returned is
+ * looked at outside the mark, which runs no script code (see `isInert`);
+ * anything else is adopted under the mark again.
  */
 export function callMarked(
   record: Mark,
@@ -69,7 +71,8 @@ export function callMarked(
   fn: (lang: any) => unknown,
   lang: unknown,
 ): unknown {
-  return insideScript.run(record, callAdopted, fn, lang);
+  const result = insideScript.run(record, fn, lang);
+  return isInert(result) ? result : insideScript.run(record, adopted, result);
 }
 
 /** Calls `script(...args)` as LangL code under `mark` (see {@linkcode isRunningScript}). */
@@ -101,14 +104,21 @@ export function isInsideMark(): boolean {
  * are the script's.
  */
 export function adopted(result: unknown): unknown {
+  return isInert(result) ? result : new Promise((resolve) => resolve(result));
+}
+
+/**
+ * Whether procpool may keep a script's result as it is (`adopted`): a
+ * primitive, or a native promise of the built-in prototype with no
+ * `constructor` of its own. Runs no code of the result's: `types.isPromise`
+ * is false for a proxy, so the reads after it meet no trap.
+ */
+function isInert(result: unknown): boolean {
   if ((typeof result !== "object" || result === null) && typeof result !== "function") {
-    return result;
+    return true;
   }
-  if (
-    types.isPromise(result) && Object.getPrototypeOf(result) === Promise.prototype &&
-    !Object.hasOwn(result, "constructor")
-  ) return result;
-  return new Promise((resolve) => resolve(result));
+  return types.isPromise(result) && Object.getPrototypeOf(result) === Promise.prototype &&
+    !Object.hasOwn(result, "constructor");
 }
 
 const promiseThen = Promise.prototype.then;
@@ -159,10 +169,6 @@ export function afterSettled<T>(result: unknown, done: () => void): Promise<T> {
       throw error;
     },
   ) as Promise<T>;
-}
-
-function callAdopted<A, R>(script: (a: A) => R, a: A): unknown {
-  return adopted(script(a));
 }
 
 function callAdopted2<A, B, R>(script: (a: A, b: B) => R, a: A, b: B): unknown {

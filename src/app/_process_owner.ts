@@ -18,6 +18,8 @@ export interface ProcessBatch extends StopWaiter {
 export interface ProcessOwner {
   readonly core: RuntimeCore;
   processStopped(record: ProcessRecord): void;
+  /** `processStopped` for a forkProcess process that succeeded (ForkedRecord.returned). */
+  forkedReturned(record: ProcessRecord): void;
   /**
    * A failure, after everything that could deliver it has heard of it: a
    * batch (forkAll and its kin) that will deliver the failure must mark it

@@ -16,8 +16,8 @@ export function announceStop(
     if (extras.signal !== undefined) leaveAbort(extras.signal, record);
     extras.probe?.stopped(record);
   }
-  // ProcessRecord.returned repeats the steps below for a process with no
-  // extras or waiters: keep the two in step.
+  // ProcessRecord.returned and ForkedRecord.returned repeat the steps below
+  // for a process with no extras or waiters: keep the three in step.
   // The owner and the batch hear first, so that a failure can cancel what
   // it must (failFast withdraws the scope's queued forks, forkAll stops
   // feeding) before the freed slot is handed to the next waiter. The

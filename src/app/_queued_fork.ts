@@ -4,7 +4,7 @@ import type { LangL } from "../lang/lang.ts";
 import { SlotWaiter } from "../runtime/slot_pool.ts";
 import type { ProcessHandle } from "./app.ts";
 import { type CheckedForkOptions, NO_FORK_OPTIONS } from "./_options.ts";
-import type { ProcessRecord } from "./process.ts";
+import type { ForkedRecord } from "./_records.ts";
 import { handleFor } from "./_handle.ts";
 import type { Scope } from "./scope.ts";
 import { type Resolver, resolvingPromiseFor } from "../_settler.ts";
@@ -21,16 +21,19 @@ class Refusal {
 // process happened to release the slot. A refusal is thrown here rather than
 // rejected into the internal promise: the handle's promise rejects in the
 // same job either way, and a promise that only fulfils is smaller.
-function runGranted(granted: ProcessRecord | Refusal): ProcessHandle<never> {
+function runGranted(granted: ForkedRecord | Refusal): ProcessHandle<never> {
   if (granted instanceof Refusal) throw granted.reason;
-  granted.invokePending();
+  // The script waited in the record's `_outcome` (see slotGranted).
+  const script = granted._outcome as (lang: LangL) => unknown;
+  granted._outcome = undefined;
+  granted.start(script);
   return handleFor(granted);
 }
 
 const unresolved = (): void => {};
 
-export class QueuedFork extends SlotWaiter implements Resolver<ProcessRecord | Refusal> {
-  declare resolve: (granted: ProcessRecord | Refusal) => void;
+export class QueuedFork extends SlotWaiter implements Resolver<ForkedRecord | Refusal> {
+  declare resolve: (granted: ForkedRecord | Refusal) => void;
 
   /** Queues a fork; the promise settles with the handle once the script runs. */
   static queue(
@@ -78,11 +81,11 @@ export class QueuedFork extends SlotWaiter implements Resolver<ProcessRecord | R
   }
 
   slotGranted(): void {
-    const scope = this.scope;
-    let record: ProcessRecord;
+    const scope = this.owner as Scope;
+    let record: ForkedRecord;
     try {
       // Admit before leaving: the scope must never look idle in between.
-      record = scope.admitProcess(this.options);
+      record = scope.admitForked(this.options);
     } catch (error) {
       this.withdrawn(error);
       // Given back one microtask later: called from a release, a release
@@ -91,7 +94,9 @@ export class QueuedFork extends SlotWaiter implements Resolver<ProcessRecord | R
       queueMicrotask(() => slots.release());
       return;
     }
-    record.pendingScript = this.process;
+    // Until it runs, in the forker's context (runGranted), a process's
+    // script waits in the field that takes its outcome later.
+    record._outcome = this.process;
     this.leave();
     this.resolve(record);
   }
@@ -111,7 +116,7 @@ export class QueuedFork extends SlotWaiter implements Resolver<ProcessRecord | R
   detach(): void {}
 
   protected leave(): void {
-    this.scope.workEnded();
+    (this.owner as Scope).workEnded();
   }
 }
 

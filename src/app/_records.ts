@@ -3,22 +3,33 @@
 // and index instead. Each kind carries only its own fields: every field is
 // paid on every fork of that kind.
 import type { ScriptLane } from "./_guard.ts";
-import { type ProcessBatch, type ProcessOwner, ProcessRecord } from "./process.ts";
+import type { LangL } from "../lang/lang.ts";
+import { type ProcessBatch, type ProcessOwner, ProcessRecord, SUCCEEDED } from "./process.ts";
+import { callMarked, whenSettled } from "./_guard.ts";
 import type { Settler } from "../_settler.ts";
 import type { QueueNode } from "../_linked_queue.ts";
 import { deliverOutcome } from "./_process_stop.ts";
+import type { CheckedForkOptions } from "./_options.ts";
+import { admitUnderLease } from "./_lease_admission.ts";
 
-/** A new process record, an item's if it has a batch. */
-export function newRecord(
+/**
+ * Admits an item of `batch` without running its script yet (see
+ * Scope.admitForked, whose transactional setup this shares). Its scope does
+ * not list it: a batch keeps its items itself (_live_items.ts).
+ */
+export function admitItem(
   owner: ProcessOwner,
-  id: number,
+  options: CheckedForkOptions,
   name: string | undefined,
-  batch: ProcessBatch | undefined,
+  batch: ProcessBatch,
   index: number,
-): ProcessRecord {
-  return batch === undefined
-    ? new ForkedRecord(owner, id, name)
-    : new ItemRecord(owner, id, name, batch, index);
+): ItemRecord {
+  const core = owner.core;
+  const record = new ItemRecord(owner, core.nextProcessId(), name, batch, index);
+  const shared = core.shared;
+  if (shared === undefined) record.begin(options);
+  else admitUnderLease(record, options, shared);
+  return record;
 }
 
 /**
@@ -56,6 +67,46 @@ export class ForkedRecord extends ProcessRecord implements QueueNode, Settler<un
     // manager, which passes it on to procpool's own callback: to it a
     // `then` of undefined is what any plain object has.
     Object.defineProperty(this.prototype, "then", { value: undefined });
+  }
+
+  /**
+   * Runs a forkProcess script, `fn(lang)`, marked by this record, in the
+   * caller's async context (a queued fork's: see _queued_fork.ts). A process
+   * with extras may have a probe: ProcessRecord.invoke, which handles one.
+   * The rest is invoke's path, unrolled: a queued fork's grant runs this in
+   * its hand-off's second job, before the script's first line.
+   */
+  start(fn: (lang: LangL) => unknown): void {
+    if (this._extras !== undefined) return this.invoke(fn);
+    let result: unknown;
+    try {
+      result = callMarked(this, fn, this._lang);
+    } catch (error) {
+      // As in invoke: settled asynchronously even for a synchronous throw.
+      result = Promise.reject(error);
+    }
+    whenSettled(result, this.returned.bind(this), this._threw.bind(this));
+  }
+
+  /**
+   * ProcessRecord.returned for a process that is no batch's item: the same
+   * steps in announceStop's order, with the scope's own shortcut
+   * (Scope.forkedReturned), on the path of every hand-off from a process
+   * nobody awaits. A step added to announceStop for every process must be
+   * added here too.
+   */
+  override returned(value: unknown): void {
+    if (this._extras !== undefined || this._stopWaiter !== undefined || this._flags !== 0) {
+      return this.stop(true, value);
+    }
+    const owner = this.owner;
+    const core = owner.core;
+    this._flags = SUCCEEDED;
+    this._outcome = value;
+    core.succeeded++;
+    owner.forkedReturned(this);
+    core.slots.release();
+    this._lang = undefined;
   }
 
   processStopped(record: ProcessRecord): void {

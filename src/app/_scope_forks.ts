@@ -9,6 +9,7 @@ import type { ForkOptions, ProcessHandle } from "./app.ts";
 import { type CheckedForkOptions, checkForkOptions } from "./_options.ts";
 import type { ProcessRecord } from "./process.ts";
 import { handleFor } from "./_handle.ts";
+import type { ForkedRecord } from "./_records.ts";
 import { QueuedFork } from "./_queued_fork.ts";
 import { runInline } from "./_eval_lang.ts";
 // A value import of the module that imports this one: used only at call time.
@@ -57,14 +58,14 @@ function startProcess(
   fn: (lang: LangL) => unknown,
   options: CheckedForkOptions,
 ): ProcessRecord {
-  let record: ProcessRecord;
+  let record: ForkedRecord;
   try {
-    record = scope.admitProcess(options);
+    record = scope.admitForked(options);
   } catch (error) {
     scope.core.slots.release();
     throw error;
   }
-  record.invoke(fn);
+  record.start(fn);
   return record;
 }
 

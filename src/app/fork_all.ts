@@ -44,9 +44,9 @@ export class ForkAllRun<I, T> extends Batch<I> {
   }
 
   protected itemStopped(record: ItemRecord): void {
-    const value = record.value;
-    if (value !== undefined || record.status === "succeeded") {
-      this.#results[record.tag] = value as T;
+    // The status once: a succeeded record's outcome is its value.
+    if (record.status === "succeeded") {
+      this.#results[record.tag] = record._outcome as T;
     } else if (this.#failure === undefined) {
       // forkAll delivers this failure, so the scope need not re-raise it.
       record.markObserved();

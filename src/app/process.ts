@@ -23,7 +23,8 @@ type ScriptFunction = (...args: any[]) => unknown;
 
 // _flags: the status in the two lowest bits (an index into STATUSES), then booleans.
 const STATUSES: readonly ProcessStatus[] = ["running", "succeeded", "failed", "cancelled"];
-const SUCCEEDED = 1;
+/** @internal The status bits of a process that returned (see ForkedRecord.returned). */
+export const SUCCEEDED = 1;
 const FAILED = 2;
 const CANCELLED = 3;
 const OBSERVED = 4;
@@ -91,11 +92,6 @@ export class ProcessRecord implements AbortMember, Mark {
 
   set observed(observed: boolean) {
     this._flags = observed ? this._flags | OBSERVED : this._flags & ~OBSERVED;
-  }
-
-  /** A handed-over process's script, until it runs in its forker's context. */
-  set pendingScript(script: ScriptFunction) {
-    this._outcome = script;
   }
 
   /** The forkAll run this process is an item of (see ItemRecord). */
@@ -173,12 +169,6 @@ export class ProcessRecord implements AbortMember, Mark {
 
   _threw(error: unknown): void {
     this.stop(false, error);
-  }
-
-  invokePending(): void {
-    const script = this._outcome as ScriptFunction;
-    this._outcome = undefined;
-    this.invoke(script);
   }
 
   cancel(reason?: unknown): void {
@@ -262,8 +252,9 @@ export class ProcessRecord implements AbortMember, Mark {
    * and pool (no extras, stop waiter or debug log) stops here, in
    * announceStop's order: an unnamed forkAll item without a timeout, signal,
    * instrument (OTel, timeline) or debug log, whose stop path V8 could not
-   * inline whole through announceStop (its inlining budget ran out). A step
-   * added to announceStop for every process must be added here too.
+   * inline whole through announceStop (its inlining budget ran out); a
+   * forkProcess process has its own (ForkedRecord.returned). A step added to
+   * announceStop for every process must be added to both.
    */
   returned(value: unknown): void {
     if (this._extras !== undefined || this._stopWaiter !== undefined || this._flags !== 0) {

@@ -39,8 +39,8 @@ import {
   type CheckedScopeOptions,
   checkScopeOptions,
 } from "./_options.ts";
-import type { ProcessBatch, ProcessOwner, ProcessRecord } from "./process.ts";
-import { type ForkedRecord, newRecord } from "./_records.ts";
+import type { ProcessOwner, ProcessRecord } from "./process.ts";
+import { ForkedRecord } from "./_records.ts";
 import { ScopeFailures } from "./_failures.ts";
 import { admitUnderLease } from "./_lease_admission.ts";
 
@@ -185,26 +185,22 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   // ---- for processes, queued forks and forkAll ------------------------------
 
   /**
-   * Admits a process without running its script yet: a slot handed over by
-   * another process's bookkeeping is taken at once, but the script must run
-   * in its forker's async context, one promise reaction later.
+   * Admits a forkProcess process without running its script yet: a slot
+   * handed over by another process's bookkeeping is taken at once, but the
+   * script must run in its forker's async context, one promise reaction
+   * later (a batch's items: admitItem).
    *
    * Transactional: the process's setup calls user code (the logger, the
    * clock for `timeoutMs`), and if that throws, nothing stays registered and
    * the error propagates. The slot is the caller's to give back.
    */
-  admitProcess(
-    options: CheckedForkOptions,
-    name = options.name,
-    batch?: ProcessBatch,
-    index = 0,
-  ): ProcessRecord {
-    const record = newRecord(this, this.core.nextProcessId(), name, batch, index);
-    const shared = this.core.shared;
+  admitForked(options: CheckedForkOptions): ForkedRecord {
+    const core = this.core;
+    const record = new ForkedRecord(this, core.nextProcessId(), options.name);
+    const shared = core.shared;
     if (shared === undefined) record.begin(options);
     else admitUnderLease(record, options, shared);
-    // A batch keeps its items itself (_live_items.ts).
-    if (batch === undefined) this.#running.push(record as ForkedRecord);
+    this.#running.push(record);
     return record;
   }
 
@@ -213,6 +209,12 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     // has stopped: no idle check to make. (Items are not in #running.) Kept
     // small, so that V8 inlines it into every item's stop.
     if (record.batch === undefined || record.status === "failed") this.#stopped(record);
+  }
+
+  /** processStopped's steps for a forked process that returned (ForkedRecord.returned). */
+  forkedReturned(record: ProcessRecord): void {
+    this.#running.remove(record as ForkedRecord);
+    if (this.#onIdle !== undefined) this.#checkIdle();
   }
 
   #stopped(record: ProcessRecord): void {
@@ -267,7 +269,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
 
   workEnded(): void {
     this.#pendingWork--;
-    this.#checkIdle();
+    if (this.#onIdle !== undefined) this.#checkIdle();
   }
 
   closedError(): ScopeClosedError {

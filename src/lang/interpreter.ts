@@ -85,7 +85,8 @@ export class LangInterpreter implements LangL {
   }
 
   constructor(core: RuntimeCore, readonly processId: number, name: string | undefined) {
-    this.#rare = initialRare(name);
+    // No call for the usual unnamed process: this runs in every hand-off.
+    this.#rare = name === undefined ? undefined : initialRare(name);
     this.#core = core;
   }
 
