@@ -113,8 +113,10 @@ export async function runRow(
       commands = await commandCounts(redis);
     }
     const tag = (proc: number) => ([start, end]: [number, number]): Hold => ({ proc, start, end });
+    const holds = reports.flatMap((report, proc) => report.holds.map(tag(proc)));
+    await dump(spec, library, holds, window);
     return {
-      holds: reports.flatMap((report, proc) => report.holds.map(tag(proc))),
+      holds,
       waited: reports.flatMap((report, proc) => report.waited.map(tag(proc))),
       errors: reports.flatMap((report) => report.errors),
       errorCount: reports.reduce((sum, report) => sum + report.errorCount, 0),
@@ -128,6 +130,18 @@ export async function runRow(
     for (const worker of workers) kill(worker.child);
     await Promise.all(workers.map((worker) => worker.finish()));
   }
+}
+
+/**
+ * A measurement aid: with PROCPOOL_FLEET_DUMP set to a directory, each row's
+ * holds and window go there as JSON (<row>-<library>.json), for reading
+ * single hand-offs afterwards. Written after the row has run.
+ */
+async function dump(spec: RowSpec, library: Library, holds: Hold[], window: Window) {
+  const dir = Deno.env.get("PROCPOOL_FLEET_DUMP");
+  if (!dir) return;
+  const file = `${dir}/${spec.name}-${library}.json`;
+  await Deno.writeTextFile(file, JSON.stringify({ limit: spec.limit, window, holds }));
 }
 
 async function ready(worker: FleetChild): Promise<void> {

@@ -13,6 +13,8 @@
 //   --short-hold: how the short row's holds of 0–1 ms are made (bench/_short_hold.ts); thread by default.
 //   --warm-up-seconds: how long the load rows run before their window; by default 2 s (WARM_UP_MS
 //   in bench/_fleet_row.ts), and 10 s in the hand-off row (HANDOFF_WARM_UP_MS below).
+//   PROCPOOL_FLEET_DUMP=<dir>: each row's holds and window also go there as JSON, to read single
+//   hand-offs afterwards (bench/_fleet_row.ts).
 import { Redis } from "ioredis";
 import { startRedisServer } from "../tests/_redis_server.ts";
 import {

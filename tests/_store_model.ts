@@ -40,6 +40,13 @@ export class StoreModel {
   readonly known = new Map<string, Set<number>>();
   /** The highest fence the store has handed out (S8: every new one is higher). */
   maxFence = 0;
+  /**
+   * The share every holder was last told (in a reply, a "granted" or a
+   * "wanted" notice), each also told that others wait; undefined when one may
+   * have been told otherwise. While a new waiter's share equals it, the
+   * "wanted" notice would change no holder's view, and is not sent.
+   */
+  told: number | undefined = undefined;
   #clock = 0;
   /**
    * Holders of leases an acquire grants or a release hands over, one entry a
@@ -80,6 +87,7 @@ export class StoreModel {
     const handed = this.#takeHanded(holder);
     this.#setWant(holder, n - grant, tag);
     const share = this.#share(holder);
+    this.#tell(holder, othersWaiting, share);
     this.#tidy();
     return { othersWaiting, share, handed, grant };
   }
@@ -98,6 +106,7 @@ export class StoreModel {
     const lost = fences.filter((fence) => this.leases.get(fence)?.holder !== holder);
     const wait = this.waits.get(holder);
     if (wait) this.waits.set(holder, { ...wait, since: this.#expiry(holder) });
+    this.#tell(holder, othersWaiting, share);
     this.#tidy();
     for (const fence of lost) this.knownOf(holder).delete(fence);
     return { othersWaiting, share, handed, lost };
@@ -113,6 +122,10 @@ export class StoreModel {
       }
       this.knownOf(holder).delete(fence);
     }
+    // What a holder releases is live no more: the store forgets it was handed over.
+    const list = this.handed.get(holder)?.filter((fence) => !fences.includes(fence));
+    if (list?.length === 0) this.handed.delete(holder);
+    else if (list) this.handed.set(holder, list);
     const picks = released > 0 ? this.#handOver(holder, released) : [];
     const othersWaiting = this.#othersWaiting(holder);
     if (released > picks.length && othersWaiting > 0) {
@@ -120,6 +133,7 @@ export class StoreModel {
     }
     this.#pending = picks;
     const share = this.#share(holder);
+    this.#tell(holder, othersWaiting, share);
     this.#tidy();
     return { released, othersWaiting, share, picks };
   }
@@ -141,6 +155,7 @@ export class StoreModel {
     const othersWaiting = this.#othersWaiting(holder);
     const share = this.#share(holder);
     const handed = this.#takeHanded(holder);
+    this.#tell(holder, othersWaiting, share);
     this.#tidy();
     return { othersWaiting, share, handed };
   }
@@ -213,10 +228,18 @@ export class StoreModel {
     else this.waits.delete(holder);
     if (n <= 0 || was) return;
     const share = this.#share(holder);
+    if (share === this.told) return; // every holder knows this already
     for (const to of this.#holders()) {
       if (to === holder) continue;
       this.outbox.push({ kind: "wanted", to, holder, share });
     }
+    this.told = share;
+  }
+
+  /** A view sent to `holder`: it changes what holders were told if it holds after the call. */
+  #tell(holder: string, othersWaiting: number, share: number): void {
+    if (!this.#holders().has(holder)) return;
+    if (othersWaiting === 0 || share !== this.told) this.told = undefined;
   }
 
   // S4 inside release: each freed lease to the waiter holding fewest (ties:
@@ -251,6 +274,7 @@ export class StoreModel {
       const othersWaiting = this.waits.size - (this.waits.has(c.h) ? 1 : 0);
       const share = Math.floor(this.limit / parts);
       this.outbox.push({ kind: "granted", to: c.h, tag: c.wait.tag, othersWaiting, share });
+      if (othersWaiting === 0 || share !== this.told) this.told = undefined;
     }
     return picks;
   }
@@ -258,6 +282,9 @@ export class StoreModel {
   // With nothing live, the store deletes its keys, the record of hand-overs among them.
   #tidy(): void {
     const none = this.leases.size === 0 && this.#pending.length === 0 && this.waits.size === 0;
-    if (none) this.handed.clear();
+    if (none) {
+      this.handed.clear();
+      this.told = undefined;
+    }
   }
 }

@@ -97,3 +97,50 @@ Deno.test("redis lease store: a call's cost does not grow with the runtimes on t
     }, (store, granted) => store.release("A", granted));
   });
 });
+
+// The hand-off row of bench:fleet, at the store: runtimes of one lease each,
+// limit 2, two holding and two waiting; the longest holder releases (its
+// lease goes to the longest waiter) and starts waiting again. Each holder
+// already knows that others wait and its share (0): a "wanted" notice would
+// tell it nothing, and woke two runtimes per hand-over on a 2-core machine.
+// A lease heard of by its "granted" notice and released leaves no record of
+// the hand-over for the next call to check.
+Deno.test("redis lease store: a hand-over and the releaser's next wait publish one notice", async () => {
+  await using fx = await redisFixture();
+  const store = fx.store({ limit: 2, leaseMs: 60_000 });
+  const fences = new Map<string, number[]>();
+  const order: string[] = [];
+  let granted: (holder: string) => void = () => {};
+  const subscriptions = ["A", "B", "C", "D"].map((h) =>
+    store.subscribe((notice) => {
+      if (notice.kind !== "granted") return;
+      fences.set(h, [...notice.fences]);
+      granted(h);
+    }, h)
+  );
+  try {
+    await Promise.all(subscriptions.map((s) => s.ready));
+    for (const h of ["A", "B", "C", "D"]) {
+      const { granted } = await store.acquire(h, 1);
+      if (granted.length > 0) order.push(h);
+      fences.set(h, [...granted]);
+    }
+    const handOff = async () => {
+      const h = order.shift()!;
+      const heard = new Promise<string>((resolve) => granted = resolve);
+      assertEquals((await store.release(h, fences.get(h)!)).handedOver, 1);
+      order.push(await heard);
+      assertEquals((await store.acquire(h, 1)).granted, []);
+    };
+    await handOff(); // the first: the holders learn the share from it
+    const calls = await commandsOf(fx.redis, async () => {
+      for (let i = 0; i < 4; i++) await handOff();
+    });
+    assertEquals(calls.evalsha, 8);
+    assertEquals(calls.publish, 4, "one grant notice per hand-over, no 'wanted'");
+    assertEquals(calls.smembers, undefined, "nobody to tell: the holders set is not read");
+    assertEquals(calls.zscore, undefined, "no hand-over left on record to check");
+  } finally {
+    await Promise.all(subscriptions.map((s) => s.close()));
+  }
+});

@@ -44,7 +44,7 @@ const holderArb = fc.constantFrom(...HOLDERS);
 /** Which of a holder's fences a call names (bit i: the i-th known one), and what else. */
 const pickArb = fc.record({
   mask: fc.oneof({ arbitrary: fc.constant(0xff), weight: 2 }, fc.nat({ max: 31 })), // often all
-  extra: fc.constantFrom("none", "none", "foreign", "unknown", "twice"),
+  extra: fc.constantFrom("none", "none", "foreign", "unknown", "twice", "notice"),
 });
 type Pick = typeof pickArb extends fc.Arbitrary<infer T> ? T : never;
 
@@ -56,6 +56,8 @@ function choose(m: StoreModel, h: string, { mask, extra }: Pick): number[] {
     if (theirs) fences.push(theirs[0]);
   } else if (extra === "unknown") fences.push(1); // below Redis's clock in µs: never granted
   else if (extra === "twice" && fences.length > 0) fences.push(fences[0]);
+  // Handed over and heard of by its "granted" notice alone, as a runtime does: no reply named them yet.
+  else if (extra === "notice") fences.push(...m.handed.get(h) ?? []);
   return fences;
 }
 
@@ -135,6 +137,8 @@ const commandArbs = [
 async function lose(m: StoreModel, r: Run, name: "leases" | "waiters" | "holders", h: string) {
   await r.redis.del(keyNames(r.key)[name]);
   r.trace.add(`lose(${name})`);
+  // Holders counted again from the leases were told nothing: the next new waiter tells them.
+  if (name !== "waiters" && m.leases.size > 0) m.told = undefined;
   if (name === "leases") m.leases.clear();
   if (name === "waiters") m.waits.clear();
   await step.renew(m, r, h, []);

@@ -17,11 +17,14 @@
 //   3 state    hash   one field per fact, named by its first byte (see _lease_script_head.ts):
 //                     'h' .. holder -> leases it holds; 'w' .. holder -> leases it waits for;
 //                     't' .. holder -> the tag sent with the call that last wrote its wait record;
-//                     'd' .. holder -> "f,f,..." leases handed to it that no reply has reported;
+//                     'd' .. holder -> "f,f,..." leases handed to it that no reply has reported
+//                     (nor its release named);
 //                     '#limit' -> the key's limit, while any lease or waiter exists;
 //                     '#exp' -> the keys' expiry; '#due' -> a time (ms, Redis clock, rounded
 //                     down) no later than any deadline in 1 or 2; '#seq' -> the number of the
-//                     last view reported (lease_store.ts ShareView.seq); '#nheld', '#nwant',
+//                     last view reported (lease_store.ts ShareView.seq); '#told' -> the share
+//                     the last view sent to every holder gave, with others waiting (absent
+//                     unless all agree; _lease_script_head.ts); '#nheld', '#nwant',
 //                     '#nboth' -> how many holders have an 'h', a 'w', and both (so that a call
 //                     need not read the others' fields to know who takes part)
 //   4 fence    string the last fencing token granted (never expires)
@@ -45,7 +48,7 @@
 // Notices: 'r' on the channel when leases were released (and not handed
 // over) while others wait; on a holder's own channel, '<channel>:<holder>',
 // 'w:<seq>:<share>:<holder>' when another holder starts waiting (to each
-// other holder holding leases), and
+// other holder holding leases, unless '#told' is that share already), and
 // 'g:<fence,...>:<tag>:<seq>:<others>:<share>:<holder>' when a release handed
 // it leases (others and share: the fleet just after the hand-over).
 import { LEASE_HAND_OVER } from "./_lease_script_hand_over.ts";
@@ -106,6 +109,7 @@ const ACQUIRE = branch(
   set_want(n - grant, ARGV[8])
   out[3] = earliest()
   out[4] = share()
+  if held[holder] then told_view(others, out[4]) end
   tidy()
   return out`,
 );
@@ -136,6 +140,7 @@ const RENEW = branch(
     wrote(now + ttl)
   end
   out[3] = earliest()
+  if held[holder] then told_view(out[2], out[4]) end
   tidy()
   return out`,
 );
@@ -148,6 +153,21 @@ const RELEASE = branch(
   for i = 6, #ARGV do
     released = released + redis.call('ZREM', leases, ARGV[i] .. ':' .. holder)
   end
+  -- Leases handed to the caller that it releases now are live no more: no
+  -- reply need report them (mostly the one lease it was handed, heard of).
+  local list = handed[holder]
+  if list then
+    local gone, kept, n = {}, {}, 0
+    for i = 6, #ARGV do gone[ARGV[i]] = true end
+    for f in string.gmatch(list, '[^,]+') do
+      n = n + 1
+      if not gone[f] then kept[#kept + 1] = f end
+    end
+    if #kept < n then
+      list = #kept > 0 and table.concat(kept, ',') or false
+      handed[holder], put['d' .. holder] = list, list
+    end
+  end
   local handed_over = 0
   if released > 0 then
     add_held(holder, -released)
@@ -156,6 +176,7 @@ const RELEASE = branch(
   local others = others_waiting()
   if released > handed_over and others > 0 then redis.call('PUBLISH', channel, 'r') end
   local out = {0, others, released, share(), seq, handed_over}
+  if held[holder] then told_view(others, out[4]) end
   tidy()
   return out`,
 );
@@ -172,6 +193,7 @@ const WAIT = branch(
   set_want(n, ARGV[7])
   local out = {0, others_waiting(), earliest(), share(), seq}
   take_handed(out)
+  if held[holder] then told_view(out[2], out[4]) end
   tidy()
   return out`,
 );

@@ -20,13 +20,15 @@ local function hand_over(count)
   -- Candidates as parallel arrays: name, still wanted, held, since, got, tag.
   local ch, cn, cb, cs, cg, ct = {}, {}, {}, {}, {}, {}
   -- A waiter's fields, with one HMGET, into the tables (what this call
-  -- changed already stays).
+  -- changed already stays); the leases handed to it before, for the one picked.
   local function fields_of(h)
-    if rawget(wants, h) == nil or rawget(held, h) == nil or rawget(tags, h) == nil then
-      local v = redis.call('HMGET', state, 'w' .. h, 'h' .. h, 't' .. h)
+    if rawget(wants, h) == nil or rawget(held, h) == nil or rawget(tags, h) == nil
+        or rawget(handed, h) == nil then
+      local v = redis.call('HMGET', state, 'w' .. h, 'h' .. h, 't' .. h, 'd' .. h)
       if rawget(wants, h) == nil then rawset(wants, h, tonumber(v[1]) or false) end
       if rawget(held, h) == nil then rawset(held, h, tonumber(v[2]) or false) end
       if rawget(tags, h) == nil then rawset(tags, h, v[3]) end
+      if rawget(handed, h) == nil then rawset(handed, h, v[4]) end
     end
     return wants[h] and wants[h] > 0 and tags[h]
   end
@@ -116,6 +118,7 @@ local function hand_over(count)
     if cg[i] > 0 then
       local h = ch[i]
       local others = n_want - (wants[h] and 1 or 0)
+      told_view(others, share_now)
       redis.call('PUBLISH', channel .. ':' .. h, 'g:' .. lists[i] .. ':' .. ct[i] .. ':'
         .. fmt(seq) .. ':' .. others .. ':' .. share_now .. ':' .. h)
     end

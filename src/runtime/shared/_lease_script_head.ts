@@ -41,12 +41,22 @@ end
 -- a renewal costs the same with 5 or 5 000 runtimes waiting on the key. The
 -- whole hash is read (read_all) only to count one found without its counts.
 local got = redis.call('HMGET', state, '#limit', '#exp', '#due', '#seq', '#nheld', '#nwant',
-  '#nboth', 'h' .. holder, 'w' .. holder, 't' .. holder, 'd' .. holder)
+  '#nboth', 'h' .. holder, 'w' .. holder, 't' .. holder, 'd' .. holder, '#told')
 local stored_limit, stored_exp = tonumber(got[1]), tonumber(got[2])
 local due, last_seq = tonumber(got[3]), tonumber(got[4])
 local n_held, n_want, n_both = tonumber(got[5]) or 0, tonumber(got[6]) or 0, tonumber(got[7]) or 0
 -- Changes to the state hash, field -> value (false: delete), written by tidy.
 local put = {}
+-- '#told': the share that the last view sent to each holder (a reply, a 'g'
+-- or 'w' notice) says, each of them saying too that others wait; nil when a
+-- holder may have been told otherwise, or nothing. While it stands, a 'w'
+-- notice of that share would change no holder's view (a holder that knows
+-- others wait keeps no idle lease), so a new waiter sends none.
+local told = tonumber(got[12])
+-- A view (others waiting, share) sent to a holder, which holds after this call.
+local function told_view(others, s)
+  if told and (others == 0 or s ~= told) then told, put['#told'] = nil, false end
+end
 -- Whether read_all has run.
 local all_read = false
 -- A table of one kind of field, holder -> value, false when absent. Until

@@ -67,7 +67,11 @@ end`,
   // 'g' notice that hands them some, says who waits then. Every such holder
   // is told, even one that heard of another waiter before: the share it last
   // heard may be out of date (a grant since may have added a holder, told to
-  // nobody), and the notice repairs a lost one or a stale view.
+  // nobody). Only when '#told' is this share (the last view sent to each
+  // holder said that others wait, and gave it) is nobody told: the notice
+  // would change no view, and woke every holder's runtime on each hand-off
+  // of the bench's hand-off row. A view lost with its notice is then repaired
+  // by the holder's next call, its renewal at the latest.
   // The tag is the caller's own note of when it sent this call: a lease handed
   // over later names it, and the caller counts that lease's local deadline from
   // it (S2: the hand-over happened after this call reached Redis).
@@ -81,8 +85,9 @@ local function set_want(n, tag)
     want_fields(holder, n, tag)
     redis.call('ZADD', waiters, now + ttl, holder)
     wrote(now + ttl)
-    if not was then
-      local notice = 'w:' .. fmt(seq) .. ':' .. share() .. ':' .. holder
+    local now_share = not was and share()
+    if now_share and told ~= now_share then
+      local notice = 'w:' .. fmt(seq) .. ':' .. now_share .. ':' .. holder
       -- Those holding leases, from the holders set (O(holders), not every
       -- lease); one whose last lease this call reclaimed holds none.
       for _, h in ipairs(redis.call('SMEMBERS', holders)) do
@@ -90,6 +95,7 @@ local function set_want(n, tag)
           redis.call('PUBLISH', channel .. ':' .. h, notice)
         end
       end
+      told, put['#told'] = now_share, now_share
     end
   elseif was then
     want_fields(holder, 0)

@@ -12,8 +12,10 @@
 //
 // Whether a key is missing costs one EXISTS per call: with leases named once,
 // the holders set twice and the waiters set four times, its count tells which
-// of the three exist (EXISTS counts a key each time it is named); the same
-// call looks for an older version's keys, named eight times each. With the
+// of the three exist (EXISTS counts a key each time it is named); an acquire
+// or a wait, which refuse while they exist, looks for an older version's keys
+// in the same EXISTS, named eight times each, and a renewal or a release only
+// when a key of its own is missing (a second EXISTS). With the
 // counts exact, the leases and the holders set exist exactly while some
 // holder holds, and the waiters set whenever some holder waits. Only a
 // mismatch costs more, once: reading the leases (at most limit), the holders
@@ -36,6 +38,8 @@ local function lease_counts()
 end
 
 local function repair_held(found)
+  -- Holders counted again were told nothing by this call.
+  told, put['#told'] = nil, false
   -- Who has an 'h' field now: the holders set says, unless it went too.
   local had = {}
   if found % 4 >= 2 then
@@ -70,12 +74,23 @@ do
   local older = KEYS[5]
   local oldheld = KEYS[6]
   -- Each older key named eight times: any of them makes the count reach 8.
-  local found = redis.call('EXISTS', leases, holders, holders, waiters, waiters, waiters, waiters,
-    older, older, older, older, older, older, older, older,
-    oldheld, oldheld, oldheld, oldheld, oldheld, oldheld, oldheld, oldheld)
+  -- A renewal or a release looks for them only when a key of this version is
+  -- missing (only then do they decide anything); acquire and wait always do.
+  local fits, found = n_held > 0 and 3 or 0, nil
+  if op == 'acquire' or op == 'wait' then
+    found = redis.call('EXISTS', leases, holders, holders, waiters, waiters, waiters, waiters,
+      older, older, older, older, older, older, older, older,
+      oldheld, oldheld, oldheld, oldheld, oldheld, oldheld, oldheld, oldheld)
+  else
+    found = redis.call('EXISTS', leases, holders, holders, waiters, waiters, waiters, waiters)
+    if found % 4 ~= fits or (n_want > 0 and found < 4) then
+      found = found + redis.call('EXISTS', older, older, older, older, older, older, older, older,
+        oldheld, oldheld, oldheld, oldheld, oldheld, oldheld, oldheld, oldheld)
+    end
+  end
   older_layout = found >= 8
   found = found % 8
-  if not older_layout and found % 4 ~= (n_held > 0 and 3 or 0) then repair_held(found) end
+  if not older_layout and found % 4 ~= fits then repair_held(found) end
   if n_want > 0 and found < 4 then
     read_all()
     for h, w in pairs(wants) do if w then want_fields(h, 0) end end

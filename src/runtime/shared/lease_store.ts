@@ -135,7 +135,9 @@ export interface LeaseStore {
    */
   release(holder: string, fences: readonly Fence[]): Promise<ReleaseResult>;
   /** Sets how many leases `holder` waits for (0 withdraws); refreshes the wait record. A
-   * holder that starts waiting (here or in acquire) publishes "wanted". `tag` as in acquire. */
+   * holder that starts waiting (here or in acquire) publishes "wanted" (a store may leave out
+   * the holders whose last view already says that others wait, with that share). `tag` as in
+   * acquire. */
   wait(holder: string, want: number, tag?: number): Promise<FleetView>;
   /**
    * Calls `onNotice` for each notice on this key, from a connection of its
