@@ -45,6 +45,15 @@ function keyText(key: string): string {
 const objectTag = Object.prototype.toString;
 
 /**
+ * The getter that reading `key` would call, if any (undefined for an own data
+ * property): a third of what `Object.getOwnPropertyDescriptor` costs, for
+ * each array element.
+ */
+const lookupGetter = (Object.prototype as unknown as {
+  __lookupGetter__(this: object, key: PropertyKey): unknown;
+}).__lookupGetter__;
+
+/**
  * Whether an object whose prototype is Object.prototype still has a built-in
  * kind's internals (a Date or Map given that prototype by
  * `Object.setPrototypeOf`): structured clone copies or refuses those by
@@ -55,7 +64,7 @@ const objectTag = Object.prototype.toString;
  * an object without any is asked about them (node:util's checks cost about
  * 50 ns each here). Such an object given keys as well is not recognised.
  */
-function hasInternals(value: object, keyless: boolean): boolean {
+export function hasInternals(value: object, keyless: boolean): boolean {
   if (objectTag.call(value) !== "[object Object]" || ArrayBuffer.isView(value)) return true;
   return keyless && hasKeylessInternals(value);
 }
@@ -117,11 +126,18 @@ export function batchJson(batch: JsonBatch, limit: number = Infinity): string | 
           const length = value.length;
           // Each element takes at least two characters: a large array is given up unread.
           if (out.length + 2 * length + 1 > limit) return false;
-          // Holes and named properties (structured clone keeps them, JSON not).
-          if (Object.keys(value).length !== length) return false;
+          // Holes and named properties (structured clone keeps them, JSON not,
+          // and reading a hole reads the prototype): the own keys must be the
+          // indices alone, which come first and in order.
+          const keys = Object.keys(value);
+          if (keys.length !== length || (length > 0 && keys[length - 1] !== `${length - 1}`)) {
+            return false;
+          }
           out += "[";
           for (let i = 0; i < length; i++) {
             if (i > 0) out += ",";
+            // A getter is not called (structured clone calls it).
+            if (lookupGetter.call(value, i) !== undefined) return false;
             if (!write(value[i], depth + 1)) return false;
           }
           out += "]";

@@ -3,6 +3,7 @@
 // worker this way can come back from it, so a worker cannot reach others.
 import { VarCell } from "../lang/shared_var.ts";
 import { replaceDeep, VAR_REF, varRefId } from "./protocol.ts";
+import { copyDeep } from "./_copy_deep.ts";
 
 export class VarRefs {
   readonly #cells = new Map<number, VarCell<unknown>>();
@@ -21,9 +22,9 @@ export class VarRefs {
     return cell;
   }
 
-  /** `value` as sent to the worker: each variable in it becomes a reference. */
+  /** `value` as sent to the worker (a copy, each property read once): each variable in it becomes a reference. */
   encode(value: unknown): unknown {
-    return replaceDeep(value, (v) => {
+    return copyDeep(value, (v) => {
       if (!(v instanceof VarCell)) return undefined;
       this.#cells.set(v.id, v);
       return { [VAR_REF]: v.id };

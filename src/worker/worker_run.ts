@@ -18,6 +18,7 @@ import {
   VAR_REF,
   varRefId,
 } from "./protocol.ts";
+import { copyDeep } from "./_copy_deep.ts";
 import {
   cancelWorkerLang,
   type RequestHandlers,
@@ -98,8 +99,9 @@ export class WorkerRun implements RunChannel {
     this.worker.outbox.push({ t: "log", level, message, properties: this.encodeLog(properties) });
   }
 
+  /** `value` as sent to the runtime (a copy, each property read once): its variables as references. */
   encode(value: unknown): unknown {
-    return replaceDeep(
+    return copyDeep(
       value,
       (v) => v instanceof VarCell && v.owner === this ? { [VAR_REF]: v.id } : undefined,
     );

@@ -170,3 +170,26 @@ export function lateLog(message: string, lang: LangL): number {
   Promise.resolve().then(() => lang.logInfo(message));
   return 1;
 }
+
+/**
+ * Returns values whose getters count their reads (an object's getter, an
+ * accessor on an array element, a log's property), with `NaN` beside them
+ * when `fallback` is set (JSON cannot carry that, so the batch goes by
+ * structured clone). `getterReads` says, in the next run, how many reads each
+ * saw.
+ */
+export function getters(fallback: boolean, lang: LangL): unknown {
+  const reads = [0, 0, 0];
+  (globalThis as { getterReads?: number[] }).getterReads = reads;
+  const counted = (i: number) => ({ get: () => ++reads[i], enumerable: true });
+  const object = Object.defineProperty({}, "a", counted(0));
+  const array = Object.defineProperty([0, 0], 1, counted(1));
+  const logged = Object.defineProperty({}, "p", counted(2));
+  lang.logInfo("getters", { logged, nan: fallback ? NaN : 0 });
+  return { object, array, nan: fallback ? NaN : 0 };
+}
+
+/** How many times each getter of the last `getters` run was read. */
+export function getterReads(): number[] | undefined {
+  return (globalThis as { getterReads?: number[] }).getterReads;
+}
