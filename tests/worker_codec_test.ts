@@ -1,6 +1,7 @@
 // A "process" worker's frames: JSON when JSON carries the batch exactly,
 // V8-serialised (structured clone) otherwise; values arrive the same either way.
 import { assertEquals, assertThrows } from "@std/assert";
+import { Buffer } from "node:buffer";
 import { decodeBatch, encodeBatch } from "../src/worker/_codec.ts";
 
 Deno.test("encodeBatch / decodeBatch: JSON for what JSON carries exactly, V8 for the rest", () => {
@@ -13,3 +14,34 @@ Deno.test("encodeBatch / decodeBatch: JSON for what JSON carries exactly, V8 for
   assertEquals(decodeBatch(v8), { now: 5, m: [{ t: "done", v: value }] });
   assertThrows(() => encodeBatch({ now: 0, m: [{ t: "done", v: () => 1 }] }));
 });
+
+Deno.test("encodeBatch / decodeBatch: views arrive as structured clone makes them", () => {
+  const buffer = new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]).buffer;
+  const values: unknown[] = [
+    Object.setPrototypeOf(new Uint8Array([1, 2, 3]), Object.prototype),
+    Object.setPrototypeOf(new DataView(buffer, 2, 4), Object.prototype),
+    Object.setPrototypeOf(new Float64Array(2), Uint8Array.prototype),
+    Buffer.from([9, 10]),
+    [new Uint16Array(buffer, 2, 2), new Int8Array(buffer, 1, 3)],
+    new BigInt64Array([5n]),
+  ];
+  for (const value of values) {
+    const back = decodeBatch<{ v: unknown }>(encodeBatch({ now: 0, m: [{ v: [value, NaN] }] }))
+      .m[0].v as unknown[];
+    const expected = structuredClone(value);
+    assertEquals(back[0], expected);
+    assertEquals(describeViews(back[0]), describeViews(expected));
+  }
+});
+
+/** Each view's kind, buffer size, offset and length, and which views share a buffer. */
+function describeViews(value: unknown): unknown {
+  const views = (Array.isArray(value) ? value : [value]) as ArrayBufferView[];
+  return views.map((view) => {
+    const kind = Object.prototype.toString.call(view);
+    const parts = view instanceof DataView || ArrayBuffer.isView(view)
+      ? [view.buffer.byteLength, view.byteOffset, view.byteLength, view.buffer === views[0].buffer]
+      : [];
+    return [kind, ...parts];
+  });
+}

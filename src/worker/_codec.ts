@@ -2,7 +2,8 @@
 // batch as JSON text when JSON carries it exactly (most batches; node:v8's
 // serialize costs tens of µs per batch under Deno), else V8-serialised (the
 // structured clone algorithm).
-import { deserialize, serialize } from "node:v8";
+import { DefaultDeserializer, DefaultSerializer } from "node:v8";
+import { isDataView } from "node:util/types";
 import { batchJson } from "./_json_exact.ts";
 import type { Batch } from "./protocol.ts";
 
@@ -10,6 +11,102 @@ const V8 = 0;
 const JSON_TEXT = 1;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+type Getter = (this: ArrayBufferView) => unknown;
+const getter = (proto: object, key: PropertyKey): Getter =>
+  Object.getOwnPropertyDescriptor(proto, key)!.get as Getter;
+const typedArray = Object.getPrototypeOf(Uint8Array.prototype);
+const typedArrayName = getter(typedArray, Symbol.toStringTag);
+const PARTS = ["buffer", "byteOffset", "length"];
+const typedArrayParts = PARTS.map((key) => getter(typedArray, key));
+const dataViewParts = ["buffer", "byteOffset", "byteLength"].map((key) =>
+  getter(DataView.prototype, key)
+);
+
+type ViewKind = new (buffer: ArrayBuffer, offset: number, length: number) => ArrayBufferView;
+const float16 = (globalThis as { Float16Array?: ViewKind }).Float16Array;
+/** The kinds of views, by their number in a frame. */
+const VIEW_KINDS: readonly ViewKind[] = [
+  Int8Array,
+  Uint8Array,
+  Uint8ClampedArray,
+  Int16Array,
+  Uint16Array,
+  Int32Array,
+  Uint32Array,
+  Float32Array,
+  Float64Array,
+  DataView,
+  BigInt64Array,
+  BigUint64Array,
+  ...(float16 === undefined ? [] : [float16]),
+];
+const KIND_NUMBERS = new Map<string, number>(VIEW_KINDS.map((kind, i) => [kind.name, i]));
+
+const writeHostObject = (DefaultSerializer.prototype as unknown as {
+  _writeHostObject(this: DefaultSerializer, view: ArrayBufferView): void;
+})._writeHostObject;
+
+/**
+ * node:v8's serializer, with views written as structured clone writes them:
+ * by their internals (node:v8 asks a view its prototype's questions, so it
+ * refused one given Object.prototype and kept a Buffer a Buffer), with their
+ * whole buffer and offset (node:v8 sent the viewed bytes alone, and read the
+ * view back into the frame's buffer), views of one buffer sharing its copy.
+ */
+class ViewSerializer extends DefaultSerializer {
+  readonly #buffers = new Map<ArrayBuffer, number>();
+
+  _writeHostObject(view: ArrayBufferView): void {
+    const name = typedArrayName.call(view) as string | undefined;
+    const kind = KIND_NUMBERS.get(name ?? (isDataView(view) ? "DataView" : ""));
+    // Not a view: node:v8 says what it is.
+    if (kind === undefined) return writeHostObject.call(this, view);
+    const [buffer, offset, length] = (name === undefined ? dataViewParts : typedArrayParts).map(
+      (part) => part.call(view),
+    ) as [ArrayBuffer, number, number];
+    this.writeUint32(kind);
+    const known = this.#buffers.get(buffer);
+    this.writeUint32(known ?? 0);
+    if (known === undefined) {
+      this.#buffers.set(buffer, this.#buffers.size + 1);
+      this.writeUint32(buffer.byteLength);
+      this.writeRawBytes(new Uint8Array(buffer));
+    }
+    this.writeUint32(offset);
+    this.writeUint32(length);
+  }
+}
+
+/** Reads what ViewSerializer wrote. */
+class ViewDeserializer extends DefaultDeserializer {
+  readonly #buffers: ArrayBuffer[] = [];
+
+  _readHostObject(): ArrayBufferView {
+    const kind = VIEW_KINDS[this.readUint32()];
+    const known = this.readUint32();
+    let buffer = this.#buffers[known - 1];
+    if (buffer === undefined) {
+      // A copy: the frame's buffer is not kept alive by what it carried.
+      buffer = new Uint8Array(this.readRawBytes(this.readUint32())).buffer;
+      this.#buffers.push(buffer);
+    }
+    return new kind(buffer, this.readUint32(), this.readUint32());
+  }
+}
+
+function serialize(value: unknown): Uint8Array {
+  const serializer = new ViewSerializer();
+  serializer.writeHeader();
+  serializer.writeValue(value);
+  return serializer.releaseBuffer();
+}
+
+function deserialize(bytes: Uint8Array): unknown {
+  const deserializer = new ViewDeserializer(bytes);
+  deserializer.readHeader();
+  return deserializer.readValue();
+}
 
 /** Throws (DataCloneError) if a value cannot be serialised. */
 export function encodeBatch(batch: Batch<unknown>): Uint8Array {
