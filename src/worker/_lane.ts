@@ -17,6 +17,17 @@ export interface LaneInit {
   readonly rings: readonly [SharedArrayBuffer, SharedArrayBuffer];
 }
 
+/**
+ * Batches a worker thread may have sent that the runtime has not taken yet:
+ * a worker that sends faster (a script logging in a loop) waits, blocked,
+ * for the runtime to catch up, instead of flooding its event loop (a batch
+ * is handled in one go; messages that wait are handled one after another).
+ */
+export const MAX_IN_FLIGHT = 8;
+
+/** How long a worker waits so, at most, before it sends anyway (the runtime is busy). */
+export const HOLD_MS = 100;
+
 export class LaneSender<M> {
   #next = 0;
 
@@ -24,19 +35,41 @@ export class LaneSender<M> {
     readonly ring: FrameRing,
     /** postMessage: throws (DataCloneError) if a value cannot be cloned. */
     readonly post: (batch: Sequenced<M>) => void,
+    /**
+     * Whether to wait for the reader, blocked: MAX_IN_FLIGHT, and a full ring
+     * (a worker thread's side; the runtime's never blocks).
+     */
+    readonly held: boolean = false,
   ) {}
 
   /** Sends a batch; throws, sending nothing, if it cannot be cloned. */
   send(batch: Batch<M>): void {
     const s = this.#next;
+    const until = this.held ? performance.now() + HOLD_MS : 0;
+    // The difference as an Int32: the ring's count of taken batches wraps.
+    while (this.held && ((s - this.ring.taken) | 0) >= MAX_IN_FLIGHT && this.#wait(until));
     const sequenced = { s, now: batch.now, m: batch.m };
     const text = batchJson(sequenced, this.ring.frameLimit);
-    if (text === undefined || !this.ring.tryWrite(text)) {
+    let written = text !== undefined && this.ring.tryWrite(text);
+    // A full ring (not a frame too large for it: that fails on an empty ring too).
+    while (!written && text !== undefined && this.held && this.ring.pending && this.#wait(until)) {
+      written = this.ring.tryWrite(text);
+    }
+    if (!written) {
       this.post(sequenced);
       // A reader blocked on the ring must go and read its messages.
       this.ring.postedOne();
     }
     this.#next = s + 1;
+  }
+
+  /** Waits for the reader to take a batch, until `until`; false once that has passed. */
+  #wait(until: number): boolean {
+    const taken = this.ring.taken;
+    const left = until - performance.now();
+    if (left <= 0) return false;
+    this.ring.waitTaken(taken, left);
+    return true;
   }
 }
 
@@ -49,6 +82,12 @@ export class LaneReceiver<M> {
   /** Reads what the ring holds. */
   drain(ring: FrameRing): void {
     ring.readAll((text) => this.receive(JSON.parse(text)));
+  }
+
+  /** A batch that came as a message: counted taken on `ring`, the sender's. */
+  receivePosted(batch: Sequenced<M>, ring: FrameRing): void {
+    ring.took(1);
+    this.receive(batch);
   }
 
   receive(batch: Sequenced<M>): void {

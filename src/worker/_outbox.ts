@@ -1,7 +1,9 @@
 // Batching: every message queued during one synchronous stretch leaves in
-// one post. A batch that cannot be posted (a value structured clone refuses)
-// is posted message by message, and each refused message is handed to
-// `refused`, which decides what goes instead.
+// one post, up to `maxBatch` messages (a script logging in a loop sends its
+// logs in batches the runtime takes one by one, its event loop turning in
+// between). A batch that cannot be posted (a value structured clone
+// refuses) is posted message by message, and each refused message is handed
+// to `refused`, which decides what goes instead.
 
 export class Outbox<M> {
   #queue: M[] = [];
@@ -10,6 +12,7 @@ export class Outbox<M> {
   constructor(
     readonly post: (messages: M[]) => void,
     readonly refused: (message: M, error: unknown) => void,
+    readonly maxBatch: number = Infinity,
   ) {}
 
   /** The message queued last, while it can still be amended. */
@@ -18,7 +21,10 @@ export class Outbox<M> {
   }
 
   push(message: M): void {
-    this.#queue.push(message);
+    if (this.#queue.push(message) >= this.maxBatch) {
+      this.flush();
+      return;
+    }
     if (!this.#scheduled) {
       this.#scheduled = true;
       queueMicrotask(this.flush);

@@ -4,17 +4,26 @@
 // run; writing the frame into shared memory and ringing a doorbell
 // (Atomics.notify, waited on with Atomics.waitAsync, which blocks neither
 // event loop) costs a few. One writer, one reader.
+import { setImmediate } from "node:timers";
 
 /**
  * Header slots (Int32): bytes written so far, bytes read so far, doorbell,
  * batches the writer sent as messages instead (a reader blocked on the ring
- * must not wait for frames while a message waits in its event loop).
+ * must not wait for frames while a message waits in its event loop), batches
+ * the reader has taken, frames and messages (a writer held back waits on it).
  */
 const WRITE = 0;
 const READ = 1;
 const BELL = 2;
 const POSTED = 3;
-const HEADER_BYTES = 16;
+const TAKEN = 4;
+const HEADER_BYTES = 32;
+
+/**
+ * How long `listen` may go on reading without letting its thread's event
+ * loop turn (timers, I/O) while the writer keeps ringing.
+ */
+export const LISTEN_TURN_MS = 2;
 /** A length word that says "the frame is at the start of the buffer". */
 const WRAP = -1;
 
@@ -110,10 +119,30 @@ export class FrameRing {
     return Atomics.wait(this.#header, BELL, seen, ms) !== "timed-out";
   }
 
-  /** Reads every frame written so far, in order. */
+  /** Batches the reader has taken so far (wraps as an Int32). */
+  get taken(): number {
+    return Atomics.load(this.#header, TAKEN);
+  }
+
+  /** The reader took `count` batches (frames or messages): a writer held back may go on. */
+  took(count: number): void {
+    Atomics.add(this.#header, TAKEN, count);
+    Atomics.notify(this.#header, TAKEN);
+  }
+
+  /**
+   * Blocks this thread until the reader has taken more than `seen` batches or
+   * `ms` pass; true if it took some. Only for a worker thread (see waitSync).
+   */
+  waitTaken(seen: number, ms: number): boolean {
+    return Atomics.wait(this.#header, TAKEN, seen, ms) !== "timed-out";
+  }
+
+  /** Reads every frame written so far, in order, and counts them taken. */
   readAll(onFrame: (text: string) => void): void {
     let read = Atomics.load(this.#header, READ) >>> 0;
     const write = Atomics.load(this.#header, WRITE) >>> 0;
+    let frames = 0;
     while (read !== write) {
       const at = read & (this.#capacity - 1);
       const length = this.#words[at >> 2];
@@ -125,21 +154,31 @@ export class FrameRing {
       const text = decoder.decode(this.#bytes.slice(at + 4, at + 4 + length));
       read = (read + 4 + ((length + 3) & ~3)) >>> 0;
       Atomics.store(this.#header, READ, read | 0);
+      frames++;
       onFrame(text);
     }
+    if (frames > 0) this.took(frames);
   }
 
   /**
    * Calls `onBell` now and after every ring until stopped, without blocking
    * the event loop (a promise `onBell` returns is awaited first). An error
    * `onBell` throws is reported (reportError) as an uncaught error of this
-   * thread would be, and the listening goes on.
+   * thread would be, and the listening goes on. A writer that keeps ringing
+   * does not starve this thread: every LISTEN_TURN_MS the event loop turns
+   * (a bell already rung is answered without one).
    */
   listen(onBell: () => void | Promise<void>): () => void {
     let stopped = false;
     const header = this.#header;
     const loop = async () => {
+      let turned = performance.now();
       while (!stopped) {
+        if (performance.now() - turned > LISTEN_TURN_MS) {
+          await new Promise((resolve) => setImmediate(resolve));
+          turned = performance.now();
+          if (stopped) return;
+        }
         const seen = Atomics.load(header, BELL);
         try {
           const pending = onBell();
@@ -149,7 +188,10 @@ export class FrameRing {
         }
         if (stopped) return;
         const wait = Atomics.waitAsync(header, BELL, seen);
-        if (wait.async) await wait.value;
+        if (wait.async) {
+          await wait.value;
+          turned = performance.now();
+        }
       }
     };
     loop();

@@ -41,7 +41,8 @@ export class ThreadTransport implements Transport {
     this.#sender = new LaneSender<ToWorker>(toWorker, (batch) => worker.postMessage(batch));
     const receiver = new LaneReceiver<FromWorker>((batch) => events.batch(batch));
     this.#stopListening = fromWorker.listen(() => receiver.drain(fromWorker));
-    worker.onmessage = (event: MessageEvent<Sequenced<FromWorker>>) => receiver.receive(event.data);
+    worker.onmessage = (event: MessageEvent<Sequenced<FromWorker>>) =>
+      receiver.receivePosted(event.data, fromWorker);
     worker.onerror = (event: ErrorEvent) => {
       // Handled here: otherwise Deno rethrows it in the runtime's thread.
       event.preventDefault();

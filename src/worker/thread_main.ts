@@ -22,7 +22,7 @@ scope.onmessage = (event) => {
   const data = event.data;
   if ("rings" in data) {
     const [fromRuntime, toRuntime] = data.rings.map((buffer) => new FrameRing(buffer));
-    sender = new LaneSender(toRuntime, (batch) => scope.postMessage(batch));
+    sender = new LaneSender(toRuntime, (batch) => scope.postMessage(batch), true);
     const served: Served = {
       drain: () => receiver.drain(fromRuntime),
       flush: loop.outbox.flush,

@@ -5,6 +5,13 @@ import { Outbox } from "./_outbox.ts";
 import type { Batch, FromWorker, ToWorker } from "./protocol.ts";
 import { WorkerRun } from "./worker_run.ts";
 
+/**
+ * The most messages a worker sends in one batch: the runtime handles a batch
+ * in one go, so a larger one (a log loop's) would hold its event loop that
+ * long. 256 logs of a few properties are ~10-20 KB of JSON, within a ring frame.
+ */
+export const MAX_BATCH = 256;
+
 /** How a worker talks to its runtime (a MessagePort-like object, or a pipe). */
 export interface WorkerPort {
   /** Sends a batch; throws (DataCloneError) if a value cannot be cloned. */
@@ -24,6 +31,7 @@ export class WorkerLoop {
     this.outbox = new Outbox<FromWorker>(
       (m) => port.post({ now: 0, m }),
       (message, error) => this.#run?.refused(message, error),
+      MAX_BATCH,
     );
   }
 

@@ -193,3 +193,20 @@ export function getters(fallback: boolean, lang: LangL): unknown {
 export function getterReads(): number[] | undefined {
   return (globalThis as { getterReads?: number[] }).getterReads;
 }
+
+/** Logs for `ms` of real time, a log a microtask; returns how many it logged. */
+export async function flood(ms: number, lang: LangL): Promise<number> {
+  const end = performance.now() + ms;
+  let n = 0;
+  while (performance.now() < end) {
+    lang.logInfo("flood {n}", { n: n++ });
+    await null;
+  }
+  return n;
+}
+
+/** Logs `n` times in one synchronous loop. */
+export function floodSync(n: number, lang: LangL): number {
+  for (let i = 0; i < n; i++) lang.logInfo("flood {i}", { i });
+  return n;
+}
