@@ -36,6 +36,17 @@ for (const isolation of ["thread", "process"] as const) {
       Object.setPrototypeOf(new Uint8Array([1, 2, 3]), Object.prototype),
       { v: Object.setPrototypeOf(new DataView(new Uint8Array([4, 5]).buffer), Object.prototype) },
       Buffer.from([6, 7]),
+      // Review: the JSON way's check for built-in internals read the tag, calling its getter.
+      {
+        t: {
+          a: 1,
+          get [Symbol.toStringTag](): string {
+            throw new Error("the tag was read");
+          },
+        },
+      },
+      // A boxed BigInt given Object.prototype has Object's tag, and is still one.
+      { b: Object.setPrototypeOf(Object(1n), Object.prototype) },
     ];
     await runtime.runApp(async (app) => {
       for (const value of values) {
@@ -54,6 +65,10 @@ for (const isolation of ["thread", "process"] as const) {
         }),
       );
       assert(pair[0] === pair[1], "a shared object stays shared");
+      const tagged = await app.awaitResult(
+        await app.forkWorker(scripts, undefined, { export: "throwingTag", isolation }),
+      );
+      assertEquals(tagged, { a: 1 });
     });
   });
 }
@@ -86,6 +101,11 @@ Deno.test("forkWorker (thread): what structured clone refuses is refused, whiche
   });
   await t.step("a WeakMap given Object.prototype", async () => {
     const error = await refused({ w: Object.setPrototypeOf(new WeakMap(), Object.prototype) });
+    assert(error instanceof Error, "the process failed");
+  });
+  await t.step("a generator object given Object.prototype", async () => {
+    const generator = (function* () {})();
+    const error = await refused({ g: Object.setPrototypeOf(generator, Object.prototype) });
     assert(error instanceof Error, "the process failed");
   });
   await t.step("a value nested 5000 deep", async () => {

@@ -7,15 +7,14 @@
 import {
   isAnyArrayBuffer,
   isArgumentsObject,
-  isArrayBufferView,
   isBoxedPrimitive,
-  isDate,
+  isGeneratorObject,
   isMap,
-  isNativeError,
+  isMapIterator,
   isPromise,
   isProxy,
-  isRegExp,
   isSet,
+  isSetIterator,
   isWeakMap,
   isWeakSet,
 } from "node:util/types";
@@ -62,17 +61,27 @@ const lookupGetter = (Object.prototype as unknown as {
  * array or DataView, cheaply; the other kinds (Map, Set, WeakMap, WeakSet,
  * Promise, ArrayBuffer) have no own enumerable keys of their own, and only
  * an object without any is asked about them (node:util's checks cost about
- * 50 ns each here). Such an object given keys as well is not recognised.
+ * 50 ns each here). Such an object given keys as well is not recognised,
+ * nor are kinds structured clone refuses that no check here names (a
+ * WeakRef, an array iterator, an Intl object): JSON sends those as `{}`
+ * (README, "How a task reaches a thread worker"). An own
+ * `Symbol.toStringTag` sends the object by structured clone, which ignores
+ * symbol keys: the tag would call its getter.
  */
 export function hasInternals(value: object, keyless: boolean): boolean {
-  if (objectTag.call(value) !== "[object Object]" || ArrayBuffer.isView(value)) return true;
+  if (
+    Symbol.toStringTag in value || objectTag.call(value) !== "[object Object]" ||
+    ArrayBuffer.isView(value)
+  ) return true;
   return keyless && hasKeylessInternals(value);
 }
 
 function hasKeylessInternals(value: object): boolean {
-  return isDate(value) || isMap(value) || isSet(value) || isRegExp(value) ||
-    isNativeError(value) || isBoxedPrimitive(value) || isAnyArrayBuffer(value) ||
-    isArrayBufferView(value) || isWeakMap(value) || isWeakSet(value) || isPromise(value);
+  // A Date, RegExp, Error and a typed array or DataView were named by the tag
+  // or isView already; a boxed BigInt or Symbol was not (its tag is Object's).
+  return isMap(value) || isSet(value) || isBoxedPrimitive(value) || isAnyArrayBuffer(value) ||
+    isWeakMap(value) || isWeakSet(value) || isPromise(value) || isGeneratorObject(value) ||
+    isMapIterator(value) || isSetIterator(value);
 }
 
 /** A batch as it is framed: its messages, and its sequence number if it has one. */

@@ -135,6 +135,16 @@ export function fence(_: unknown, lang: LangL): number | undefined {
   return lang.fence;
 }
 
+/** A plain object whose own Symbol.toStringTag getter throws (structured clone ignores it). */
+export function throwingTag(): unknown {
+  return {
+    a: 1,
+    get [Symbol.toStringTag](): string {
+      throw new Error("the tag was read");
+    },
+  };
+}
+
 /** Its input, as it arrived (and crosses back). */
 export function echo(value: unknown): unknown {
   return value;
