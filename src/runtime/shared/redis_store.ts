@@ -159,7 +159,9 @@ export class RedisLeaseStore implements LeaseStore {
         this.limit,
         reply[1],
         `shared capacity ${JSON.stringify(this.key)} is in use by runtimes of an older procpool ` +
-          `version (the store holds their keys :meta or :held; their limit ${reply[1]}), which ` +
+          `version (the store holds their keys :meta or :held${
+            reply[1] >= 0 ? `; their limit ${reply[1]}` : ""
+          }), which ` +
           "would not keep the bound together with this one; stop them, or use a new key, then retry",
       );
     }
