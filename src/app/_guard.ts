@@ -60,10 +60,8 @@ export function callScript(
  * Calls a forkProcess script, `fn(lang)`, marked by its record; returns what
  * it returned, `adopted`. The path of every fork without a probe: it passes
  * `AsyncLocalStorage.run` its arguments as they are, with no rest array
- * built and spread again on the way, and the script itself (the hand-off's
- * second job runs this before the script's first line). What it returned is
- * looked at outside the mark, which runs no script code (see `isInert`);
- * anything else is adopted under the mark again.
+ * built and spread again on the way (the hand-off's second job runs this
+ * before the script's first line).
  */
 export function callMarked(
   record: Mark,
@@ -71,8 +69,10 @@ export function callMarked(
   fn: (lang: any) => unknown,
   lang: unknown,
 ): unknown {
-  const result = insideScript.run(record, fn, lang);
-  return isInert(result) ? result : insideScript.run(record, adopted, result);
+  // One run, the script called by a frame of ours: `run` would call it with
+  // `this` null, and adopting a thenable in a second run would hide what the
+  // script set with `enterWith` from its `then` (review of c5694db).
+  return insideScript.run(record, callAdopted, fn, lang);
 }
 
 /** Calls `script(...args)` as LangL code under `mark` (see {@linkcode isRunningScript}). */
@@ -169,6 +169,10 @@ export function afterSettled<T>(result: unknown, done: () => void): Promise<T> {
       throw error;
     },
   ) as Promise<T>;
+}
+
+function callAdopted<A, R>(script: (a: A) => R, a: A): unknown {
+  return adopted(script(a));
 }
 
 function callAdopted2<A, B, R>(script: (a: A, b: B) => R, a: A, b: B): unknown {
