@@ -120,7 +120,8 @@ export class ProcessRecord implements AbortMember, Mark {
 
   /**
    * Counts the process as started: it holds a slot from here on. The script
-   * runs in `invoke`, which a hand-off defers to the forker's own context.
+   * runs in `invoke` (or, for an unnamed forkProcess, `ForkedRecord.start`),
+   * which a hand-off defers to the forker's own context.
    */
   begin(options: CheckedForkOptions): void {
     const core = this.owner.core;
@@ -153,7 +154,7 @@ export class ProcessRecord implements AbortMember, Mark {
       } else if (withItem) {
         result = callScript(this, fn, item, true);
       } else {
-        // A forkProcess script (forkAll's items always come with theirs).
+        // A forkProcess with extras (name, timeout, signal, lease), no probe.
         result = callMarked(this, fn, this._lang);
       }
     } catch (error) {
