@@ -47,8 +47,13 @@ export class Outbox<M> {
           this.refused(message, error);
         }
       }
-      // What `refused` queued instead goes out now, after the rest.
-      if (this.#queue.length > 0) this.flush();
+      // What `refused` queued instead goes out now, after the rest, once: it
+      // is plain data, so a post that fails again fails for another reason (a
+      // broken channel), which is thrown rather than refused forever.
+      const instead = this.#queue;
+      if (instead.length === 0) return;
+      this.#queue = [];
+      this.post(instead);
     }
   };
 }

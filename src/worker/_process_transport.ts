@@ -68,12 +68,37 @@ export class ProcessTransport implements Transport {
       stderr: "inherit",
     }).spawn();
     this.#writer = this.#child.stdin.getWriter();
-    const reader = new FrameReader((payload) => events.batch(decodeBatch<FromWorker>(payload)));
+    let refused: unknown = undefined;
+    const reader = new FrameReader((payload) => {
+      try {
+        events.batch(decodeBatch<FromWorker>(payload));
+      } catch (error) {
+        refused = error;
+        throw error;
+      }
+    });
     const reading = (async () => {
       try {
         for await (const chunk of child.stdout) reader.push(chunk);
-      } catch {
-        // The pipe broke: the status below says why.
+      } catch (error) {
+        // The pipe broke (the status below says why), or the runtime could not
+        // take a frame: the worker is then stopped and its run fails with why.
+        if (error !== refused) return;
+        if (this.#expected) return;
+        this.#expected = true;
+        try {
+          child.kill("SIGKILL");
+        } catch {
+          // It had already exited.
+        }
+        events.crashed(
+          new WorkerCrashedError(
+            `the worker's OS process ${child.pid} sent what the runtime could not take: ${
+              error instanceof Error ? error.message : String(error)
+            }`,
+            { cause: error },
+          ),
+        );
       }
     })();
     this.#gone = Promise.all([this.#child.status, reading]).then(([status]) => {

@@ -17,7 +17,11 @@ export class VarRefs {
   cell(id: unknown): VarCell<unknown> {
     const cell = this.#cells.get(id as number);
     if (cell === undefined) {
-      throw new TypeError(`SharedVar ${id} was not given to this worker process`);
+      throw new TypeError(
+        `the worker sent a reference to SharedVar ${id}, which was not given to it: ` +
+          `a plain object with the key "${VAR_REF}" is taken for a shared variable ` +
+          `(the key is reserved in what a worker sends)`,
+      );
     }
     return cell;
   }

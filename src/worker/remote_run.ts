@@ -61,6 +61,8 @@ export class RemoteRun implements CancelHook {
   readonly #done = Promise.withResolvers<Settle>();
   #inFlight = 0;
   #finished = false;
+  /** The worker sent a message this runtime could not take: the run fails once its worker is gone. */
+  #failed = false;
   #grace: ReturnType<typeof setTimeout> | undefined = undefined;
 
   constructor(
@@ -97,6 +99,19 @@ export class RemoteRun implements CancelHook {
 
   receive(message: FromWorker): void {
     if (this.#finished) return;
+    try {
+      this.#receive(message);
+    } catch (error) {
+      // A message this runtime cannot take (a forged variable reference)
+      // fails this run only. Its worker is stopped: the script may still be
+      // running, and what it sends next must not reach the worker's next run.
+      this.#failed = true;
+      this.host.forceStop().then(() => this.#finish({ ok: false, error }));
+    }
+  }
+
+  #receive(message: FromWorker): void {
+    if (this.#failed) return;
     switch (message.t) {
       case "op":
         this.#op(message.id, message.op, message.a, message.b);

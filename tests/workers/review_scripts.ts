@@ -1,0 +1,42 @@
+import type { LangL, SharedVar } from "../../mod.ts";
+/** Logs one object twice, changed between the two logs. */
+export function mutateBetweenLogs(_: unknown, lang: LangL): number {
+  const p = { n: 1 };
+  lang.logInfo("first", { p });
+  p.n = 2;
+  lang.logInfo("second", { p });
+  return 0;
+}
+/** Logs an object, then changes it. */
+export function mutateAfterLog(_: unknown, lang: LangL): number {
+  const p = { n: 1 };
+  lang.logInfo("first", { p });
+  p.n = 2;
+  return 0;
+}
+/** Counts with the variable held by an array's named property. */
+export async function namedCounter(
+  input: unknown[] & { counter: SharedVar<number> },
+  lang: LangL,
+): Promise<number> {
+  await lang.modifyVar(input.counter, (c) => c + 1);
+  return await lang.readVar(input.counter);
+}
+/** Logs a plain object that looks like a variable reference. */
+export function forgedRef(_: unknown, lang: LangL): number {
+  lang.logInfo("forged", { x: { __procpoolSharedVar: 5 } });
+  return 7;
+}
+class Holder {
+  constructor(readonly inner: object) {}
+}
+let sharedReads = 0;
+/** An object with a getter, held by the result directly and through a class instance. */
+export function sharedThroughInstance(): unknown {
+  sharedReads = 0;
+  const inner = Object.defineProperty({}, "g", { get: () => ++sharedReads, enumerable: true });
+  return { inner, holder: new Holder(inner) };
+}
+export function sharedReadsSoFar(): number {
+  return sharedReads;
+}
