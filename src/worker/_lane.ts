@@ -46,14 +46,26 @@ export class LaneSender<M> {
   send(batch: Batch<M>): void {
     const s = this.#next;
     const until = this.held ? performance.now() + HOLD_MS : 0;
-    // The difference as an Int32: the ring's count of taken batches wraps.
-    while (this.held && ((s - this.ring.taken) | 0) >= MAX_IN_FLIGHT && this.#wait(until));
+    // Each wait is on the count its check read: a take between the two (the
+    // reader runs on another thread) ends the wait at once instead of after
+    // HOLD_MS.
+    if (this.held) {
+      for (;;) {
+        const taken = this.ring.taken;
+        // The difference as an Int32: the ring's count of taken batches wraps.
+        if (((s - taken) | 0) < MAX_IN_FLIGHT || !this.#wait(taken, until)) break;
+      }
+    }
     const sequenced = { s, now: batch.now, m: batch.m };
     const text = batchJson(sequenced, this.ring.frameLimit);
-    let written = text !== undefined && this.ring.tryWrite(text);
-    // A full ring (not a frame too large for it: that fails on an empty ring too).
-    while (!written && text !== undefined && this.held && this.ring.pending && this.#wait(until)) {
-      written = this.ring.tryWrite(text);
+    let written = false;
+    if (text !== undefined) {
+      for (;;) {
+        const taken = this.held ? this.ring.taken : 0;
+        written = this.ring.tryWrite(text);
+        // A full ring (not a frame too large for it: that fails on an empty ring too).
+        if (written || !this.held || !this.ring.pending || !this.#wait(taken, until)) break;
+      }
     }
     if (!written) {
       this.post(sequenced);
@@ -63,9 +75,8 @@ export class LaneSender<M> {
     this.#next = s + 1;
   }
 
-  /** Waits for the reader to take a batch, until `until`; false once that has passed. */
-  #wait(until: number): boolean {
-    const taken = this.ring.taken;
+  /** Waits for the reader to take a batch after `taken`, until `until`; false once that has passed. */
+  #wait(taken: number, until: number): boolean {
     const left = until - performance.now();
     if (left <= 0) return false;
     this.ring.waitTaken(taken, left);
