@@ -48,8 +48,18 @@ function needsCopy(value: object, swap: (value: object) => unknown): boolean {
     if (Array.isArray(current)) {
       // Elements only: a named property is read by structured clone, once.
       // A hole's getter is the prototype's (copyAll skips the hole).
+      let holes = 0;
       for (let i = 0; i < current.length; i++) {
-        if (lookupGetter.call(current, i) !== undefined || scan(current[i])) return true;
+        // The getter first: reading the element would call it.
+        if (lookupGetter.call(current, i) !== undefined) return true;
+        const item = current[i];
+        if (item === undefined && !Object.hasOwn(current, i) && ++holes > SPARSE_HOLES) {
+          // A sparse array (a[2 ** 27] = 1): its own keys, not its length,
+          // which may be near 2 ** 32 (Object.keys on a dense one would cost
+          // a string per element, more than the loop).
+          return scanKeys(current, i);
+        }
+        if (scan(item)) return true;
       }
       return false;
     }
@@ -70,8 +80,23 @@ function needsCopy(value: object, swap: (value: object) => unknown): boolean {
     }
     return false;
   };
+  /** The elements of a sparse array from index `from` on, by its own keys. */
+  const scanKeys = (array: unknown[], from: number): boolean => {
+    const record = array as unknown as Record<string, unknown>;
+    for (const key of Object.keys(array)) {
+      const index = Number(key);
+      // Indices come first, in order; the named keys after them are not scanned (above).
+      if (!Number.isInteger(index) || index < 0 || String(index) !== key) break;
+      if (index < from) continue;
+      if (lookupGetter.call(record, key) !== undefined || scan(record[key])) return true;
+    }
+    return false;
+  };
   return scan(value);
 }
+
+/** Holes an array may have before needsCopy walks its keys instead of its length. */
+const SPARSE_HOLES = 1024;
 
 /**
  * `value` with what `swap` recognises (variables) replaced, and its plain
