@@ -168,6 +168,29 @@ Deno.test("redis lease store: counts, and keys lost on their own", async (t) => 
   );
 
   await t.step(
+    "a lost state hash keeps the key's limit (S7): its holders' names carry it",
+    async () => {
+      for (const live of ["lease", "wait record"]) {
+        const two = fx.store({ limit: 2 });
+        const three = fx.store({ key: two.key, limit: 3 });
+        const { keys } = redisKeys(two.key);
+        const a = two.newHolder();
+        if (live === "lease") assertEquals((await two.acquire(a, 1)).granted.length, 1);
+        else await two.wait(a, 1);
+        await fx.redis.del(keys[2]); // :state, with '#limit'
+        for (const call of [() => three.acquire(three.newHolder(), 1), () => three.wait("x", 1)]) {
+          const error = await assertRejects(call, CapacityMismatchError, undefined, live);
+          assertEquals([error.limit, error.storedLimit], [3, 2], live);
+        }
+        assertEquals(await fx.redis.zcard(keys[0]), live === "lease" ? 1 : 0, live);
+        // The same limit still works, and the state hash has the limit again.
+        await two.wait(two.newHolder(), 1);
+        assertEquals(await fx.redis.hget(keys[2], "#limit"), "2", live);
+      }
+    },
+  );
+
+  await t.step(
     "a lost holders set is made again from the leases: holders hear a new waiter",
     async () => {
       const store = fx.store({ limit: 2 });

@@ -10,8 +10,8 @@
 // key expires, never before a deadline in it, while meta's 'due' (before
 // which the script looks for nothing lapsed) is never after one
 // (_store_probe.ts). A key of the store lost on its own (leases, waiters,
-// holders set: what an eviction or a stray DEL does) is repaired by the next
-// call. Every reply's view number (seq) is above the last, and
+// holders set, state hash: what an eviction or a stray DEL does) is repaired
+// by the next call, the key's limit included (S7). Every reply's view number (seq) is above the last, and
 // at the end of each run every holder has heard exactly the notices the model
 // says, in order (_store_notices.ts).
 //
@@ -39,8 +39,15 @@ type Run = step.Real;
 
 // A holder may contain ':' (lease members are "<fence>:<holder>"); C has
 // longer leases than the others (leaseMs is per runtime; only the limit must agree).
-const HOLDERS = ["A", "B", "C", "D:1"];
-const holderArb = fc.constantFrom(...HOLDERS);
+// Each is named as a runtime names itself on Redis, "<limit>/<name>"
+// (redisHolder): the key's limit survives a lost state hash in those names.
+const NAMES = ["A", "B", "C", "D:1"];
+const LIMITS = [1, 2, 3, 4];
+const namedFor = (limit: number) => NAMES.map((name) => `${limit}/${name}`);
+/** The holders of the run going on (its limit's names). */
+let HOLDERS = namedFor(LIMITS[0]);
+/** A holder, by its index in HOLDERS (the names depend on the run's limit). */
+const holderArb = fc.nat({ max: NAMES.length - 1 });
 /** Which of a holder's fences a call names (bit i: the i-th known one), and what else. */
 const pickArb = fc.record({
   mask: fc.oneof({ arbitrary: fc.constant(0xff), weight: 2 }, fc.nat({ max: 31 })), // often all
@@ -75,13 +82,15 @@ const holds = (m: StoreModel) => (h: string) => m.held(h) > 0;
 
 const label = (name: string, h: string | number, rest: unknown) =>
   `${name}(${typeof h === "number" ? `#${h}` : h}, ${JSON.stringify(rest)})`;
+/** A holder's label: its name without the limit. */
+const named = (i: number) => NAMES[i];
 
 function command(name: string, run: (m: StoreModel, r: Run) => Promise<void>, text: string): Cmd {
   return { check: () => true, run, toString: () => text || name };
 }
 
 const acquireArb = fc.tuple(holderArb, fc.nat({ max: 5 })).map(([h, n]) =>
-  command("acquire", (m, r) => step.acquire(m, r, h, n), label("acquire", h, n))
+  command("acquire", (m, r) => step.acquire(m, r, HOLDERS[h], n), label("acquire", named(h), n))
 );
 const releaseArb = fc.tuple(whoArb, pickArb).map(([i, pick]) =>
   command("release", (m, r) => {
@@ -104,8 +113,8 @@ const commandArbs = [
   ),
   fc.tuple(holderArb, fc.nat({ max: 4 })).map(([h, n]) =>
     command("wait", async (m, r) => {
-      await step.wait(m, r, h, n);
-    }, label("wait", h, n))
+      await step.wait(m, r, HOLDERS[h], n);
+    }, label("wait", named(h), n))
   ),
   // What a runtime does at dispose (S6): everything back, the wait withdrawn,
   // and what was handed to it meanwhile back too.
@@ -124,23 +133,39 @@ const commandArbs = [
     }, label("lapse", i, { mask: pick.mask, waitToo, real }))
   ),
   fc.tuple(holderArb, fc.boolean()).map(([h, viaWait]) =>
-    command("mismatch", (m, r) => mismatch(m, r, h, viaWait), label("mismatch", h, viaWait))
+    command(
+      "mismatch",
+      (m, r) => mismatch(m, r, HOLDERS[h], viaWait),
+      label("mismatch", named(h), viaWait),
+    )
   ),
-  fc.tuple(fc.constantFrom("leases", "waiters", "holders" as const), holderArb).map(([name, h]) =>
-    command("lose", (m, r) => lose(m, r, name, h), label("lose", h, name))
-  ),
+  fc.tuple(fc.constantFrom("leases", "waiters", "holders", "state" as const), holderArb).map((
+    [name, h],
+  ) => command("lose", (m, r) => lose(m, r, name, HOLDERS[h]), label("lose", named(h), name))),
 ];
 
 // One key goes on its own (an eviction, a stray DEL); the next call, any
 // holder's renewal of nothing, finds the rest agreeing with what is left: the
-// leases and the wait records are the truth, the counts follow them.
-async function lose(m: StoreModel, r: Run, name: "leases" | "waiters" | "holders", h: string) {
+// leases and the wait records are the truth, the counts follow them, and the
+// key's limit comes back from the holders' names (the probe checks '#limit';
+// a later mismatch step, that it is still refused).
+async function lose(
+  m: StoreModel,
+  r: Run,
+  name: "leases" | "waiters" | "holders" | "state",
+  h: string,
+) {
+  // A lost state hash leaves wait records whose runtimes count as waiting
+  // only once they ask again, which this model does not follow: only without any.
+  if (name === "state" && m.waits.size > 0) return;
   await r.redis.del(keyNames(r.key)[name]);
   r.trace.add(`lose(${name})`);
   // Holders counted again from the leases were told nothing: the next new waiter tells them.
   if (name !== "waiters" && m.leases.size > 0) m.told = undefined;
   if (name === "leases") m.leases.clear();
   if (name === "waiters") m.waits.clear();
+  // The leases handed over that no reply has named went with the hash.
+  if (name === "state") m.handed.clear();
   await step.renew(m, r, h, []);
 }
 
@@ -198,7 +223,7 @@ Deno.test("lease store invariants against a real redis-server", async (t) => {
   await using fx = await redisFixture();
   // One key for every run (the subscriptions stay), emptied before each.
   const key = "fuzz";
-  const notices = await NoticeLog.open(fx.store({ key }), HOLDERS);
+  const notices = await NoticeLog.open(fx.store({ key }), LIMITS.flatMap(namedFor));
   const names = keyNames(key);
   const emptied = Object.values(names).filter((name) => name !== names.fence);
 
@@ -208,11 +233,12 @@ Deno.test("lease store invariants against a real redis-server", async (t) => {
       async () => {
         await fc.assert(
           fc.asyncProperty(
-            fc.integer({ min: 1, max: 4 }),
+            fc.constantFrom(...LIMITS),
             fc.commands(commandArbs, { maxCommands: 40, size: "max" }),
             async (limit, cmds) => {
               await fx.redis.del(...emptied);
               await notices.reset(fx.redis, key);
+              HOLDERS = namedFor(limit);
               const run: Run = {
                 redis: fx.redis,
                 key,

@@ -14,6 +14,8 @@
 // KEYS (all share the hash tag `{key}`, so the script also runs on a cluster):
 //   1 leases   zset   member "<fence>:<holder>", score = deadline (ms, Redis clock)
 //   2 waiters  zset   holder -> expiry of its wait record (ms, Redis clock)
+//                     (a holder is named "<limit>/<uuid>" (redis_store.ts redisHolder): both
+//                     sets carry the key's limit, for a call that finds '#limit' lost)
 //   3 state    hash   one field per fact, named by its first byte (see _lease_script_head.ts):
 //                     'h' .. holder -> leases it holds; 'w' .. holder -> leases it waits for;
 //                     't' .. holder -> the tag sent with the call that last wrote its wait record;

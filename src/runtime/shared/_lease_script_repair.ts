@@ -6,9 +6,10 @@
 // :leases set leaves its holders counted as holding in :state (smaller shares
 // for the others, hand-overs judged on leases that are gone), a lost :waiters
 // set leaves waiters counted that no record will ever expire, a lost :state
-// hash leaves live leases counted by nobody, and a lost holders set leaves
-// holders nobody tells of a new waiter. The leases and the wait records are
-// the truth; the fields and counts are made to agree with them again.
+// hash leaves live leases counted by nobody and the key's limit (S7) unknown,
+// and a lost holders set leaves holders nobody tells of a new waiter. The
+// leases and the wait records are the truth (their holders' names carry the
+// limit); the fields and counts are made to agree with them again.
 //
 // Whether a key is missing costs one EXISTS per call: with leases named once,
 // the holders set twice and the waiters set four times, its count tells which
@@ -64,6 +65,26 @@ local function repair_held(found)
   if #names > 0 then fresh[holders] = true end
 end
 
+-- The key's limit as its holders' names carry it ('<limit>/<id>', redis_store.ts
+-- redisHolder): a lease member or a wait record lives exactly while what it
+-- names does, so the first limit (S7) outlives a lost state hash. nil when no
+-- name carries one (an older version's runtimes, a hand-picked name).
+local function named_limit(found)
+  if found % 2 == 1 then
+    for _, m in ipairs(redis.call('ZRANGE', leases, 0, -1)) do
+      local l = string.match(m, '^%d+:(%d+)/')
+      if l then return tonumber(l) end
+    end
+  end
+  if found >= 4 then
+    for _, h in ipairs(redis.call('ZRANGE', waiters, 0, -1)) do
+      local l = string.match(h, '^(%d+)/')
+      if l then return tonumber(l) end
+    end
+  end
+  return nil
+end
+
 -- Whether an older procpool's keys (:meta, :held) exist: its leases sit in
 -- the same leases set, counted by nobody here. Taking them in as holders
 -- would leave a holder counted after its runtime, with its own script,
@@ -91,6 +112,13 @@ do
   older_layout = found >= 8
   found = found % 8
   if not older_layout and found % 4 ~= fits then repair_held(found) end
+  -- No '#limit' while a lease or a wait record exists: the state hash went.
+  -- Read back from the holders' names; never on a key live with its hash,
+  -- nor on an empty one (found is 0), so it costs no common call anything.
+  if not stored_limit and (found % 2 == 1 or found >= 4) then
+    stored_limit = named_limit(found)
+    if stored_limit then put['#limit'] = stored_limit end
+  end
   if n_want > 0 and found < 4 then
     read_all()
     for h, w in pairs(wants) do if w then want_fields(h, 0) end end

@@ -47,13 +47,14 @@ export class LeaseManager {
   readonly #watched: WatchedStore | undefined = undefined;
 
   constructor(store: LeaseStore, options: LeaseManagerOptions) {
+    // Named by the store itself when it asks to (Redis keeps the limit in the name).
+    this.holder = options.holder ?? store.newHolder?.() ?? crypto.randomUUID();
     const health = this.#health = new StoreHealthLog(store.key, options.logger);
     if (options.slowCallMs !== undefined) {
       store = this.#watched = new WatchedStore(store, health, options.slowCallMs);
     }
     this.#store = store;
     this.#maxHeld = options.maxHeld;
-    this.holder = options.holder ?? crypto.randomUUID();
     this.#clock = options.clock ?? monotonicClock;
     const random = options.random ?? Math.random;
     const pollMinMs = options.pollMinMs ?? 50;

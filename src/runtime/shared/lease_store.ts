@@ -125,6 +125,8 @@ export interface LeaseStore {
    * notices: the manager passes the call's send time on its own clock.
    */
   acquire(holder: string, want: number, tag?: number): Promise<AcquireResult>;
+  /** A name for a new holder, if the store wants its own (default: a random UUID). */
+  newHolder?(): string;
   /** Extends every given live lease of `holder` to leaseMs from now; reports those lost. */
   renew(holder: string, fences: readonly Fence[]): Promise<RenewResult>;
   /**

@@ -42,6 +42,22 @@ export function grantChannel(channel: string, holder: string): string {
   return `${channel}:${holder}`;
 }
 
+/**
+ * A new runtime's name in the store, `<limit>/<uuid>`: every lease member and
+ * wait record names its holder, so the key's first limit (S7) lives in them as
+ * long as they do, and the script finds it there when the state hash is lost.
+ *
+ * @example
+ * ```ts
+ * import { assertMatch } from "@std/assert";
+ * import { redisHolder } from "./redis_store.ts";
+ * assertMatch(redisHolder(2), /^2\/[0-9a-f-]{36}$/);
+ * ```
+ */
+export function redisHolder(limit: number): string {
+  return `${limit}/${crypto.randomUUID()}`;
+}
+
 let scriptSha: Promise<string> | undefined;
 /** The SHA once known: later calls write their EVALSHA at once, not a microtask later. */
 let knownSha: string | undefined;
@@ -83,6 +99,11 @@ export class RedisLeaseStore implements LeaseStore {
     this.limit = options.limit;
     this.leaseMs = options.leaseMs;
     this.#names = redisKeys(options.key);
+  }
+
+  /** A name for a new runtime on this key: it carries the limit (redisHolder). */
+  newHolder(): string {
+    return redisHolder(this.limit);
   }
 
   async acquire(holder: string, want: number, tag = 0): Promise<AcquireResult> {
