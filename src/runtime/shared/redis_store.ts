@@ -46,13 +46,7 @@ export function grantChannel(channel: string, holder: string): string {
  * A new runtime's name in the store, `<limit>/<uuid>`: every lease member and
  * wait record names its holder, so the key's first limit (S7) lives in them as
  * long as they do, and the script finds it there when the state hash is lost.
- *
- * @example
- * ```ts
- * import { assertMatch } from "@std/assert";
- * import { redisHolder } from "./redis_store.ts";
- * assertMatch(redisHolder(2), /^2\/[0-9a-f-]{36}$/);
- * ```
+ * (Internal, like redisKeys: no example, which would import it by a relative path.)
  */
 export function redisHolder(limit: number): string {
   return `${limit}/${crypto.randomUUID()}`;
