@@ -45,3 +45,39 @@ function describeViews(value: unknown): unknown {
     return [kind, ...parts];
   });
 }
+
+Deno.test("encodeBatch / decodeBatch: buffers arrive as structured clone makes them", async (t) => {
+  const roundTrip = (value: unknown): unknown =>
+    (decodeBatch<{ v: unknown }>(encodeBatch({ now: 0, m: [{ v: [value, NaN] }] })).m[0]
+      .v as unknown[])[0];
+
+  await t.step("an ArrayBuffer beside a view of it stays that view's buffer", () => {
+    const buffer = new ArrayBuffer(8);
+    const value = { buffer, view: new Uint8Array(buffer, 2, 4), other: new Int8Array(buffer) };
+    const expected = structuredClone(value);
+    const back = roundTrip(value) as typeof value;
+    assertEquals(
+      [back.view.buffer === back.buffer, back.other.buffer === back.buffer],
+      [expected.view.buffer === expected.buffer, expected.other.buffer === expected.buffer],
+    );
+    assertEquals(back, expected);
+  });
+
+  await t.step("a resizable buffer stays resizable", () => {
+    const buffer = new ArrayBuffer(4, { maxByteLength: 16 });
+    const expected = structuredClone(new Uint8Array(buffer, 1, 2)) as Uint8Array<ArrayBuffer>;
+    const back = roundTrip(new Uint8Array(buffer, 1, 2)) as Uint8Array<ArrayBuffer>;
+    assertEquals(
+      [back.buffer.resizable, back.buffer.maxByteLength, back.byteOffset, back.length],
+      [expected.buffer.resizable, expected.buffer.maxByteLength, 1, 2],
+    );
+  });
+
+  await t.step("a view of a detached buffer is refused", () => {
+    const buffer = new ArrayBuffer(8);
+    const view = new Uint8Array(buffer);
+    structuredClone(buffer, { transfer: [buffer] });
+    assertThrows(() => structuredClone(view));
+    assertThrows(() => encodeBatch({ now: 0, m: [{ v: [view, NaN] }] }));
+  });
+});

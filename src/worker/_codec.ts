@@ -52,11 +52,12 @@ const writeHostObject = (DefaultSerializer.prototype as unknown as {
  * by their internals (node:v8 asks a view its prototype's questions, so it
  * refused one given Object.prototype and kept a Buffer a Buffer), with their
  * whole buffer and offset (node:v8 sent the viewed bytes alone, and read the
- * view back into the frame's buffer), views of one buffer sharing its copy.
+ * view back into the frame's buffer). The buffer is written by V8 itself, so
+ * it is written once per frame whoever holds it (views, or the buffer beside
+ * them) and stays resizable. A length-tracking view of a resizable buffer
+ * still arrives with a fixed length (its current one).
  */
 class ViewSerializer extends DefaultSerializer {
-  readonly #buffers = new Map<ArrayBuffer, number>();
-
   _writeHostObject(view: ArrayBufferView): void {
     const name = typedArrayName.call(view) as string | undefined;
     const kind = KIND_NUMBERS.get(name ?? (isDataView(view) ? "DataView" : ""));
@@ -66,32 +67,22 @@ class ViewSerializer extends DefaultSerializer {
       (part) => part.call(view),
     ) as [ArrayBuffer, number, number];
     this.writeUint32(kind);
-    const known = this.#buffers.get(buffer);
-    this.writeUint32(known ?? 0);
-    if (known === undefined) {
-      this.#buffers.set(buffer, this.#buffers.size + 1);
-      this.writeUint32(buffer.byteLength);
-      this.writeRawBytes(new Uint8Array(buffer));
-    }
     this.writeUint32(offset);
     this.writeUint32(length);
+    // The buffer as V8 writes it (resizable, detached refused), once per
+    // frame: V8 writes a buffer met again, beside or in another view, as a
+    // reference to the first.
+    this.writeValue(buffer);
   }
 }
 
 /** Reads what ViewSerializer wrote. */
 class ViewDeserializer extends DefaultDeserializer {
-  readonly #buffers: ArrayBuffer[] = [];
-
   _readHostObject(): ArrayBufferView {
     const kind = VIEW_KINDS[this.readUint32()];
-    const known = this.readUint32();
-    let buffer = this.#buffers[known - 1];
-    if (buffer === undefined) {
-      // A copy: the frame's buffer is not kept alive by what it carried.
-      buffer = new Uint8Array(this.readRawBytes(this.readUint32())).buffer;
-      this.#buffers.push(buffer);
-    }
-    return new kind(buffer, this.readUint32(), this.readUint32());
+    const offset = this.readUint32();
+    const length = this.readUint32();
+    return new kind(this.readValue() as ArrayBuffer, offset, length);
   }
 }
 
