@@ -5,7 +5,7 @@
 // clone; either way only the copy, plain data, is read again, so a getter is
 // called once and the value it gave is the one that arrives.
 import { isMap, isProxy, isSet } from "node:util/types";
-import { hasInternals } from "./_json_exact.ts";
+import { hasInternals, hasInternalSlots } from "./_json_exact.ts";
 
 /** Sets an own data property, also one named `__proto__` (as structured clone does). */
 function put(target: Record<string, unknown>, key: string, value: unknown): void {
@@ -31,6 +31,10 @@ export function copyDeep(value: unknown, swap: (value: object) => unknown): unkn
   if (value === null || typeof value !== "object") return value;
   return needsCopy(value, swap) ? copyAll(value, swap) : value;
 }
+
+// A Map's or Set's own contents, whatever a subclass's iterator says (as structured clone reads them).
+const mapEntries = Map.prototype.entries;
+const setValues = Set.prototype.values;
 
 /** The getter that reading `key` would call, if any (undefined for a data property). */
 const lookupGetter = (Object.prototype as unknown as {
@@ -72,11 +76,11 @@ function needsCopy(value: object, swap: (value: object) => unknown): boolean {
       return false;
     }
     if (isMap(current)) {
-      for (const [key, item] of current) if (scan(key) || scan(item)) return true;
+      for (const [key, item] of mapEntries.call(current)) if (scan(key) || scan(item)) return true;
       return false;
     }
     if (isSet(current)) {
-      for (const item of current) if (scan(item)) return true;
+      for (const item of setValues.call(current)) if (scan(item)) return true;
     }
     return false;
   };
@@ -122,19 +126,25 @@ function copyAll(value: object, swap: (value: object) => unknown): unknown {
     if (proto === Object.prototype || proto === null) {
       const keys = Object.keys(current);
       // A Date or Map given Object.prototype is still one to structured clone.
-      if (hasInternals(current, keys.length === 0)) return current;
+      // An own tag (structured clone ignores symbol keys) is not read: its
+      // getter would be called, and it would hide what is inside from the copy.
+      if (
+        Object.hasOwn(current, Symbol.toStringTag)
+          ? hasInternalSlots(current)
+          : hasInternals(current, keys.length === 0)
+      ) return current;
       return copyProperties(current, {}, keys);
     }
     if (isMap(current)) {
       const copy = new Map<unknown, unknown>();
       copies.set(current, copy);
-      for (const [key, item] of current) copy.set(walk(key), walk(item));
+      for (const [key, item] of mapEntries.call(current)) copy.set(walk(key), walk(item));
       return copy;
     }
     if (isSet(current)) {
       const copy = new Set<unknown>();
       copies.set(current, copy);
-      for (const item of current) copy.add(walk(item));
+      for (const item of setValues.call(current)) copy.add(walk(item));
       return copy;
     }
     return current;

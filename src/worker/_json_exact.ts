@@ -8,11 +8,14 @@ import {
   isAnyArrayBuffer,
   isArgumentsObject,
   isBoxedPrimitive,
+  isDate,
   isGeneratorObject,
   isMap,
   isMapIterator,
+  isNativeError,
   isPromise,
   isProxy,
+  isRegExp,
   isSet,
   isSetIterator,
   isWeakMap,
@@ -74,6 +77,16 @@ export function hasInternals(value: object, keyless: boolean): boolean {
     ArrayBuffer.isView(value)
   ) return true;
   return keyless && hasKeylessInternals(value);
+}
+
+/**
+ * Whether structured clone copies `value` by its internals, told by them
+ * alone: its `Symbol.toStringTag` (which may be its own, with a getter) is not
+ * read.
+ */
+export function hasInternalSlots(value: object): boolean {
+  return isDate(value) || isRegExp(value) || isNativeError(value) || ArrayBuffer.isView(value) ||
+    hasKeylessInternals(value);
 }
 
 function hasKeylessInternals(value: object): boolean {
