@@ -33,6 +33,18 @@ Deno.test("FrameRing", async (t) => {
     assertEquals(got, sent);
   });
 
+  await t.step("a frame of frameLimit fits once the reader caught up, wherever the ring is", () => {
+    // Every write position a frame can start at (a frame of frameLimit once
+    // failed at half the ring).
+    for (let at = 0; at < 1024; at += 8) {
+      const ring = FrameRing.create(1024);
+      for (let moved = 0; moved < at; moved += 8) assert(ring.tryWrite("aaaa"));
+      readAll(ring);
+      assert(!ring.pending);
+      assert(ring.tryWrite("b".repeat(ring.frameLimit)), `frameLimit at ${at}`);
+    }
+  });
+
   await t.step("a full ring refuses a frame (nothing written) until the reader reads", () => {
     const ring = FrameRing.create(64);
     assert(ring.tryWrite("x".repeat(20)));

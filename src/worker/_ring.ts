@@ -50,14 +50,19 @@ export class FrameRing {
     this.#words = new Int32Array(buffer, HEADER_BYTES, this.#capacity / 4);
   }
 
-  /** The longest frame (in UTF-16 code units) `tryWrite` may take: half the ring, so that a frame always fits once the reader caught up. */
+  /**
+   * The longest frame (in UTF-16 code units) `tryWrite` may take: half the
+   * ring with its 4-byte length, so that a frame always fits once the reader
+   * caught up, wherever the write position is (a frame that does not fit in
+   * the tail skips it, and tail + frame must not exceed the ring).
+   */
   get frameLimit(): number {
-    return this.#capacity / 2;
+    return this.#capacity / 2 - 4;
   }
 
   /** Writes `text` as one frame and rings; false (nothing written) if it does not fit now. */
   tryWrite(text: string): boolean {
-    const limit = this.#capacity / 2;
+    const limit = this.#capacity / 2 - 4;
     if (text.length > limit) return false;
     const room = Math.min(limit, text.length * 3);
     if (room > this.#scratch.length) this.#scratch = new Uint8Array(room);
