@@ -163,6 +163,23 @@ export function decodeError(data: ErrorData): unknown {
   return error;
 }
 
+/** Holes an array may have before replaceDeep walks its keys instead of its length. */
+const SPARSE_HOLES = 1024;
+
+/**
+ * A copy of a received array, holes kept: `slice` for a short one; a long
+ * one by its own keys, as `slice` walks the whole length of a sparse array
+ * (44 s at a length of 2 ** 31).
+ */
+function copyArray(array: unknown[]): unknown[] {
+  if (array.length <= SPARSE_HOLES) return array.slice();
+  const copy = new Array(array.length);
+  for (const key of Object.keys(array)) {
+    copy[key as unknown as number] = array[key as unknown as number];
+  }
+  return copy;
+}
+
 /**
  * Replaces what `swap` recognises (variables) inside plain objects, arrays,
  * Maps and Sets, copying only the containers on the way to a replacement; any
@@ -180,13 +197,29 @@ export function replaceDeep(value: unknown, swap: (value: object) => unknown): u
     if (Array.isArray(current)) {
       seen.set(current, current);
       let copy: unknown[] | undefined;
-      for (let i = 0; i < current.length; i++) {
-        const next = walk(current[i]);
-        if (next !== current[i] && copy === undefined) {
-          copy = current.slice();
+      const visit = (i: number): void => {
+        const item = current[i];
+        const next = walk(item);
+        if (next !== item && copy === undefined) {
+          copy = copyArray(current);
           seen.set(current, copy);
         }
         if (copy !== undefined) copy[i] = next;
+      };
+      let holes = 0;
+      for (let i = 0; i < current.length; i++) {
+        if (!Object.hasOwn(current, i)) {
+          if (++holes > SPARSE_HOLES) {
+            for (const key of Object.keys(current)) {
+              const index = Number(key);
+              if (!Number.isInteger(index) || index < 0 || String(index) !== key) break;
+              if (index > i) visit(index);
+            }
+            break;
+          }
+          continue;
+        }
+        visit(i);
       }
       return copy ?? current;
     }

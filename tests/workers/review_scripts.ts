@@ -40,3 +40,9 @@ export function sharedThroughInstance(): unknown {
 export function sharedReadsSoFar(): number {
   return sharedReads;
 }
+
+/** Whether its input's index 1 is a hole, and an array with a hole at 1 beside a variable. */
+export function holeAt1(input: [SharedVar<number>, unknown, number]): unknown {
+  // deno-lint-ignore no-sparse-arrays
+  return { inputHas1: 1 in input, back: [input[0], , 3] };
+}
