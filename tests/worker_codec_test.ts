@@ -1,6 +1,6 @@
 // A "process" worker's frames: JSON when JSON carries the batch exactly,
 // V8-serialised (structured clone) otherwise; values arrive the same either way.
-import { assertEquals, assertThrows } from "@std/assert";
+import { assert, assertEquals, assertThrows } from "@std/assert";
 import { Buffer } from "node:buffer";
 import { decodeBatch, encodeBatch } from "../src/worker/_codec.ts";
 
@@ -80,4 +80,19 @@ Deno.test("encodeBatch / decodeBatch: buffers arrive as structured clone makes t
     assertThrows(() => structuredClone(view));
     assertThrows(() => encodeBatch({ now: 0, m: [{ v: [view, NaN] }] }));
   });
+});
+
+Deno.test("encodeBatch / decodeBatch: a view of a SharedArrayBuffer arrives as a copy", () => {
+  // Review of 549a9b1: writing the view's buffer through node:v8 refused a
+  // SharedArrayBuffer ("could not be cloned"); before, the view was copied.
+  const shared = new SharedArrayBuffer(4);
+  const first = new Uint8Array(shared);
+  first[0] = 7;
+  const second = new Uint8Array(shared, 1, 2);
+  const back = decodeBatch<{ v: unknown }>(
+    encodeBatch({ now: 0, m: [{ v: [first, second, NaN] }] }),
+  ).m[0].v as Uint8Array[];
+  assertEquals(Array.from(back[0]), [7, 0, 0, 0]);
+  assert(!(back[0].buffer instanceof SharedArrayBuffer), "a copy, not shared");
+  assert(back[1].buffer === back[0].buffer, "both views of one buffer share its copy");
 });

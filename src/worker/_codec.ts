@@ -3,7 +3,7 @@
 // serialize costs tens of µs per batch under Deno), else V8-serialised (the
 // structured clone algorithm).
 import { DefaultDeserializer, DefaultSerializer } from "node:v8";
-import { isDataView } from "node:util/types";
+import { isDataView, isSharedArrayBuffer } from "node:util/types";
 import { batchJson } from "./_json_exact.ts";
 import type { Batch } from "./protocol.ts";
 
@@ -58,6 +58,9 @@ const writeHostObject = (DefaultSerializer.prototype as unknown as {
  * still arrives with a fixed length (its current one).
  */
 class ViewSerializer extends DefaultSerializer {
+  /** A view's shared buffer crosses as a copy (node:v8 refuses a SharedArrayBuffer), one per frame. */
+  #copies: Map<SharedArrayBuffer, ArrayBuffer> | undefined;
+
   _writeHostObject(view: ArrayBufferView): void {
     const name = typedArrayName.call(view) as string | undefined;
     const kind = KIND_NUMBERS.get(name ?? (isDataView(view) ? "DataView" : ""));
@@ -72,7 +75,18 @@ class ViewSerializer extends DefaultSerializer {
     // The buffer as V8 writes it (resizable, detached refused), once per
     // frame: V8 writes a buffer met again, beside or in another view, as a
     // reference to the first.
-    this.writeValue(buffer);
+    this.writeValue(isSharedArrayBuffer(buffer) ? this.#copyOf(buffer) : buffer);
+  }
+
+  #copyOf(shared: SharedArrayBuffer): ArrayBuffer {
+    this.#copies ??= new Map();
+    let copy = this.#copies.get(shared);
+    if (copy === undefined) {
+      copy = new ArrayBuffer(shared.byteLength);
+      new Uint8Array(copy).set(new Uint8Array(shared));
+      this.#copies.set(shared, copy);
+    }
+    return copy;
   }
 }
 
