@@ -75,3 +75,29 @@ Deno.test("ProcessTransport: a batch the runtime cannot take stops the worker an
     await transport.kill();
   }
 });
+
+Deno.test("Outbox with a batch limit: a channel that fails for every message is not retried forever", () => {
+  // Review 5: the replacements `refused` pushed reached the batch limit and
+  // flushed from inside the flush, which failed again: recursion until the
+  // stack ran out.
+  const broken = new Error("broken pipe");
+  let posts = 0;
+  const outbox: Outbox<number> = new Outbox<number>(
+    () => {
+      posts++;
+      throw broken;
+    },
+    (message) => outbox.push(message + 100),
+    2,
+  );
+  outbox.push(1);
+  let thrown: unknown;
+  try {
+    outbox.push(2); // the batch limit: flushed at once
+  } catch (error) {
+    thrown = error;
+  }
+  assertEquals(thrown, broken);
+  // The batch, each message, then the replacements once.
+  assertEquals(posts, 4);
+});

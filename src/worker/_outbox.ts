@@ -8,6 +8,8 @@
 export class Outbox<M> {
   #queue: M[] = [];
   #scheduled = false;
+  /** While refused messages are posted one by one: what `refused` pushes waits for its end. */
+  #retrying = false;
 
   constructor(
     readonly post: (messages: M[]) => void,
@@ -21,11 +23,11 @@ export class Outbox<M> {
   }
 
   push(message: M): void {
-    if (this.#queue.push(message) >= this.maxBatch) {
+    if (this.#queue.push(message) >= this.maxBatch && !this.#retrying) {
       this.flush();
       return;
     }
-    if (!this.#scheduled) {
+    if (!this.#scheduled && !this.#retrying) {
       this.#scheduled = true;
       queueMicrotask(this.flush);
     }
@@ -40,12 +42,19 @@ export class Outbox<M> {
     try {
       this.post(queue);
     } catch {
-      for (const message of queue) {
-        try {
-          this.post([message]);
-        } catch (error) {
-          this.refused(message, error);
+      // No flush from inside `refused` (a full batch would flush from push):
+      // with a channel that always fails, that recursed until the stack ran out.
+      this.#retrying = true;
+      try {
+        for (const message of queue) {
+          try {
+            this.post([message]);
+          } catch (error) {
+            this.refused(message, error);
+          }
         }
+      } finally {
+        this.#retrying = false;
       }
       // What `refused` queued instead goes out now, after the rest, once: it
       // is plain data, so a post that fails again fails for another reason (a
