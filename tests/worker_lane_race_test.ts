@@ -53,3 +53,18 @@ Deno.test("LaneSender (held): a take between the check and the wait", async (t) 
     assert(ms < 50, `the sender waited ${ms.toFixed(0)} ms for a take that had already happened`);
   });
 });
+
+Deno.test("LaneSender (held): a frame within frameLimit characters but over it in bytes does not wait", () => {
+  // Review 5: such a frame fails on an empty ring too, yet the held sender
+  // waited up to 100 ms for the reader to take one before posting it.
+  const ring = FrameRing.create(1024);
+  assert(ring.tryWrite("pending"));
+  const posted: unknown[] = [];
+  const sender = new LaneSender<unknown>(ring, (batch) => posted.push(batch), true);
+  const message = "é".repeat(400); // about 420 characters of JSON (frameLimit 508), about 820 bytes
+  const start = performance.now();
+  sender.send({ now: 0, m: [{ t: "log", message }] });
+  const ms = performance.now() - start;
+  assertEquals(posted.length, 1);
+  assert(ms < 50, `the sender waited ${ms.toFixed(0)} ms for a frame that can never fit`);
+});

@@ -63,8 +63,12 @@ export class LaneSender<M> {
       for (;;) {
         const taken = this.held ? this.ring.taken : 0;
         written = this.ring.tryWrite(text);
-        // A full ring (not a frame too large for it: that fails on an empty ring too).
-        if (written || !this.held || !this.ring.pending || !this.#wait(taken, until)) break;
+        // A full ring (not a frame too large for it, in characters or in UTF-8
+        // bytes: that fails on an empty ring too).
+        if (
+          written || !this.held || this.ring.tooLarge || !this.ring.pending ||
+          !this.#wait(taken, until)
+        ) break;
       }
     }
     if (!written) {

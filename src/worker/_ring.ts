@@ -50,6 +50,8 @@ export class FrameRing {
     this.#words = new Int32Array(buffer, HEADER_BYTES, this.#capacity / 4);
   }
 
+  #tooLarge = false;
+
   /**
    * The longest frame (in UTF-16 code units) `tryWrite` may take: half the
    * ring with its 4-byte length, so that a frame always fits once the reader
@@ -60,14 +62,24 @@ export class FrameRing {
     return this.#capacity / 2 - 4;
   }
 
+  /**
+   * Whether the last `tryWrite` that failed did so because its frame is over
+   * `frameLimit` in UTF-8 bytes: it would not fit an empty ring either.
+   */
+  get tooLarge(): boolean {
+    return this.#tooLarge;
+  }
+
   /** Writes `text` as one frame and rings; false (nothing written) if it does not fit now. */
   tryWrite(text: string): boolean {
     const limit = this.#capacity / 2 - 4;
+    this.#tooLarge = true;
     if (text.length > limit) return false;
     const room = Math.min(limit, text.length * 3);
     if (room > this.#scratch.length) this.#scratch = new Uint8Array(room);
     const { read, written } = encoder.encodeInto(text, this.#scratch);
     if (read < text.length || written > limit) return false;
+    this.#tooLarge = false;
     const need = 4 + ((written + 3) & ~3);
     let write = Atomics.load(this.#header, WRITE) >>> 0;
     const free = this.#capacity - ((write - (Atomics.load(this.#header, READ) >>> 0)) >>> 0);
