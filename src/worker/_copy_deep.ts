@@ -6,6 +6,7 @@
 // called once and the value it gave is the one that arrives.
 import { isMap, isProxy, isSet } from "node:util/types";
 import { hasInternals, hasInternalSlots } from "./_json_exact.ts";
+import { ownIndicesFrom, SPARSE_HOLES } from "./_sparse.ts";
 
 /** Sets an own data property, also one named `__proto__` (as structured clone does). */
 function put(target: Record<string, unknown>, key: string, value: unknown): void {
@@ -86,21 +87,13 @@ function needsCopy(value: object, swap: (value: object) => unknown): boolean {
   };
   /** The elements of a sparse array from index `from` on, by its own keys. */
   const scanKeys = (array: unknown[], from: number): boolean => {
-    const record = array as unknown as Record<string, unknown>;
-    for (const key of Object.keys(array)) {
-      const index = Number(key);
-      // Indices come first, in order; the named keys after them are not scanned (above).
-      if (!Number.isInteger(index) || index < 0 || String(index) !== key) break;
-      if (index < from) continue;
-      if (lookupGetter.call(record, key) !== undefined || scan(record[key])) return true;
+    for (const index of ownIndicesFrom(array, from)) {
+      if (lookupGetter.call(array, index) !== undefined || scan(array[index])) return true;
     }
     return false;
   };
   return scan(value);
 }
-
-/** Holes an array may have before needsCopy walks its keys instead of its length. */
-const SPARSE_HOLES = 1024;
 
 /**
  * `value` with what `swap` recognises (variables) replaced, and its plain

@@ -6,6 +6,8 @@
 // Values cross by structured clone, except shared variables (which cross as
 // references, { [VAR_REF]: id }) and thrown values (see ErrorData).
 
+import { ownIndicesFrom, SPARSE_HOLES } from "./_sparse.ts";
+
 /** A thrown value, described so that it survives the crossing. */
 export interface ErrorData {
   /** An Error: its name, message and stack survive (structured clone keeps only standard names). */
@@ -163,9 +165,6 @@ export function decodeError(data: ErrorData): unknown {
   return error;
 }
 
-/** Holes an array may have before replaceDeep walks its keys instead of its length. */
-const SPARSE_HOLES = 1024;
-
 /**
  * A copy of a received array, holes kept: `slice` for a short one; a long
  * one by its own keys, as `slice` walks the whole length of a sparse array
@@ -210,11 +209,7 @@ export function replaceDeep(value: unknown, swap: (value: object) => unknown): u
       for (let i = 0; i < current.length; i++) {
         if (!Object.hasOwn(current, i)) {
           if (++holes > SPARSE_HOLES) {
-            for (const key of Object.keys(current)) {
-              const index = Number(key);
-              if (!Number.isInteger(index) || index < 0 || String(index) !== key) break;
-              if (index > i) visit(index);
-            }
+            for (const index of ownIndicesFrom(current, i + 1)) visit(index);
             break;
           }
           continue;
