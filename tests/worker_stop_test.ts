@@ -121,6 +121,23 @@ for (const isolation of ["thread", "process"] as const) {
         const cause = await crash("exit", 3);
         assert(cause.message.includes("code 3"), cause.message);
       });
+      await t.step(
+        "it sends what the runtime cannot take: reported once it is reaped",
+        async () => {
+          const error = await runtime.runApp(async (app) => {
+            const handle = await app.forkWorker(scripts, null, {
+              export: "garbageFrame",
+              isolation,
+            });
+            return await assertRejects(() => app.awaitResult(handle), ProcessFailedError);
+          });
+          assertInstanceOf(error.cause, WorkerCrashedError);
+          const message = error.cause.message;
+          assert(message.includes("could not take"), message);
+          const pid = Number(/OS process (\d+)/.exec(message)?.[1]);
+          assert(pid > 0 && !alive(pid), `OS process ${pid} still in the process table`);
+        },
+      );
       await t.step("its OS process is killed from outside", async () => {
         const error = await runtime.runApp(async (app) => {
           const pid = await app.awaitResult(

@@ -91,14 +91,16 @@ export class ProcessTransport implements Transport {
         } catch {
           // It had already exited.
         }
-        events.crashed(
-          new WorkerCrashedError(
-            `the worker's OS process ${child.pid} sent what the runtime could not take: ${
-              error instanceof Error ? error.message : String(error)
-            }`,
-            { cause: error },
-          ),
+        const crash = new WorkerCrashedError(
+          `the worker's OS process ${child.pid} sent what the runtime could not take: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+          { cause: error },
         );
+        // Reported once reaped, as the exits below are: whoever hears of the
+        // crash finds no process of it left.
+        await child.status;
+        events.crashed(crash);
       }
     })();
     this.#gone = Promise.all([this.#child.status, reading]).then(([status]) => {

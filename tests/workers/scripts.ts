@@ -220,3 +220,14 @@ export function floodSync(n: number, lang: LangL): number {
   for (let i = 0; i < n; i++) lang.logInfo("flood {i}", { i });
   return n;
 }
+
+/** A process worker's script that sends a frame the runtime cannot decode, then waits. */
+export async function garbageFrame(_: unknown, lang: LangL): Promise<never> {
+  const payload = new Uint8Array([1, ...new TextEncoder().encode("{ not json")]);
+  const bytes = new Uint8Array(4 + payload.length);
+  new DataView(bytes.buffer).setUint32(0, payload.length, true);
+  bytes.set(payload, 4);
+  Deno.stdout.writeSync(bytes);
+  await lang.delay(3_600_000);
+  throw new Error("the runtime took a frame it cannot decode");
+}
