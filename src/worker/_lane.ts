@@ -105,18 +105,36 @@ export class LaneReceiver<M> {
     this.receive(batch);
   }
 
+  /**
+   * Delivers `batch` if it is next, then those that came early and are next
+   * now. A deliver that throws does not stop the others: a batch left among
+   * the early ones after its turn would never be delivered (nothing sent
+   * later is next before it). The first error is rethrown once all are
+   * delivered (several: an AggregateError).
+   */
   receive(batch: Sequenced<M>): void {
     if (batch.s !== this.#next) {
       this.#early.set(batch.s, batch);
       return;
     }
-    // This one, then those that came early and are next now.
+    let errors: unknown[] | undefined;
     let next: Batch<M> | undefined = batch;
     while (next !== undefined) {
       this.#early.delete(this.#next);
       this.#next++;
-      this.deliver(next);
+      try {
+        this.deliver(next);
+      } catch (error) {
+        (errors ??= []).push(error);
+      }
       next = this.#early.get(this.#next);
     }
+    if (errors !== undefined) rethrow(errors);
   }
+}
+
+/** Throws the one error, or all of them as an AggregateError. */
+function rethrow(errors: readonly unknown[]): never {
+  if (errors.length === 1) throw errors[0];
+  throw new AggregateError(errors, `${errors.length} batches could not be delivered`);
 }

@@ -155,11 +155,18 @@ export class FrameRing {
     return Atomics.wait(this.#header, TAKEN, seen, ms) !== "timed-out";
   }
 
-  /** Reads every frame written so far, in order, and counts them taken. */
+  /**
+   * Reads every frame written so far, in order, and counts them taken. An
+   * `onFrame` that throws does not stop the reading: the frames after it
+   * are read too and every frame read is counted taken (a writer held back
+   * waits on that count); the first error is rethrown at the end (several:
+   * an AggregateError).
+   */
   readAll(onFrame: (text: string) => void): void {
     let read = Atomics.load(this.#header, READ) >>> 0;
     const write = Atomics.load(this.#header, WRITE) >>> 0;
     let frames = 0;
+    let errors: unknown[] | undefined;
     while (read !== write) {
       const at = read & (this.#capacity - 1);
       const length = this.#words[at >> 2];
@@ -172,9 +179,16 @@ export class FrameRing {
       read = (read + 4 + ((length + 3) & ~3)) >>> 0;
       Atomics.store(this.#header, READ, read | 0);
       frames++;
-      onFrame(text);
+      try {
+        onFrame(text);
+      } catch (error) {
+        (errors ??= []).push(error);
+      }
     }
     if (frames > 0) this.took(frames);
+    if (errors === undefined) return;
+    if (errors.length === 1) throw errors[0];
+    throw new AggregateError(errors, `${errors.length} frames could not be handled`);
   }
 
   /**
