@@ -181,10 +181,6 @@ Deno.test("dispose stops every worker: no thread left, no child process alive", 
     return results.slice(2) as number[];
   });
   const during = threadCount();
-  assert(
-    during >= before + 2,
-    `two worker threads while the runtime lives: ${before} then ${during}`,
-  );
   assert(pids.every(alive));
   await runtime[Symbol.asyncDispose]();
   let after = threadCount();
@@ -193,6 +189,13 @@ Deno.test("dispose stops every worker: no thread left, no child process alive", 
     await new Promise((r) => setTimeout(r, 10));
     after = threadCount();
   }
-  assertEquals(after, before, "no worker thread left");
+  // A thread of an earlier test still exiting may go at any point (once
+  // counted "1 before, 2 during"): compared with the count after dispose,
+  // not before, the two worker threads are seen whenever that happens.
+  assert(after <= before, `no worker thread left: ${before} before, ${after} after`);
+  assert(
+    during >= after + 2,
+    `two worker threads while the runtime lived: ${during}, ${after} after`,
+  );
   assert(!pids.some(alive), "no worker OS process left");
 });
