@@ -124,7 +124,7 @@ Deno.test("a LogTape logger made with with() follows configure() mid-run and kee
 });
 
 Deno.test("a configuration made through another copy of LogTape is seen from the next runApp", async () => {
-  // What an application importing jsr:@logtape/logtape next to procpool's npm
+  // What an application importing LogTape from JSR next to procpool's npm
   // copy does (review: a runtime made before that configure kept "no debug"
   // for good, since procpool's own getConfig() never changes).
   await using runtime = new Runtime({ maxProcesses: 2 });

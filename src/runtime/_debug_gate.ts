@@ -44,7 +44,7 @@ export class DebugGate {
    * Asks again, whatever is kept: called when the runtime is made and at
    * every `runApp`, outside any process's path. An application can configure
    * through another copy of LogTape than procpool's (an app's
-   * `jsr:@logtape/logtape` next to procpool's npm one): the logger tree is
+   * LogTape from JSR next to procpool's npm one): the logger tree is
    * shared, so `isEnabledFor` follows it, but `getConfig()` here does not.
    */
   refresh(): void {
