@@ -25,6 +25,8 @@ import { type LangL, Runtime } from "../mod.ts";
 import { redisCapacity } from "../redis.ts";
 import { logToConsole, parseNumberFlags, runMain, UsageError } from "./_cli.ts";
 import { type RedisServer, startRedisServer } from "./_redis_server.ts";
+import { type JobRecord, peakOverlap, sharedTokens } from "./_fleet_checks.ts";
+import { lines, readLine } from "./_lines.ts";
 
 /** What the parent tells each child, as one JSON argument. */
 interface ChildOptions {
@@ -33,18 +35,6 @@ interface ChildOptions {
   limit: number;
   max: number;
   jobs: number;
-}
-
-/** One job, as the child that ran it saw it. */
-export interface JobRecord {
-  /** The runtime (OS process) that ran it: A, B, C, ... */
-  runtime: string;
-  job: number;
-  /** The fencing token of the lease it ran under. */
-  fence: number;
-  /** Wall-clock µs: comparable across processes on one host. */
-  startUs: number;
-  endUs: number;
 }
 
 const KEY = "fleet-demo";
@@ -281,52 +271,6 @@ function summarise(
   if (peak > limit) console.log(`ERROR: the fleet exceeded its limit of ${limit}`);
   else console.log("the fleet never exceeded the limit, and no token was used twice at once");
   if (peak > limit || shared > 0) Deno.exitCode = 1;
-}
-
-/** The most jobs whose [start, end) intervals overlap at one instant. */
-export function peakOverlap(records: readonly JobRecord[]): number {
-  const events = records.flatMap((r) => [[r.startUs, 1], [r.endUs, -1]] as const);
-  // At equal times, ends first: a job that ends as another starts did not overlap it.
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let now = 0, peak = 0;
-  for (const [, step] of events) peak = Math.max(peak, now += step);
-  return peak;
-}
-
-/** Pairs of jobs that overlapped in time under the same fencing token (should be none). */
-export function sharedTokens(records: readonly JobRecord[]): number {
-  const byFence = Map.groupBy(records, (r) => r.fence);
-  let overlaps = 0;
-  for (const group of byFence.values()) {
-    const sorted = group.toSorted((a, b) => a.startUs - b.startUs);
-    for (let i = 1; i < sorted.length; i++) if (sorted[i].startUs < sorted[i - 1].endUs) overlaps++;
-  }
-  return overlaps;
-}
-
-// ---- plumbing ----------------------------------------------------------------
-
-async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  let buffer = "";
-  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-    buffer += chunk;
-    for (let at; (at = buffer.indexOf("\n")) >= 0; buffer = buffer.slice(at + 1)) {
-      yield buffer.slice(0, at);
-    }
-  }
-  if (buffer !== "") yield buffer;
-}
-
-async function readLine(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += value;
-  }
-  await reader.cancel();
-  return text.trim();
 }
 
 if (import.meta.main) {

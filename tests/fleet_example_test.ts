@@ -2,7 +2,7 @@
 // processes with a runtime each on one key, the fleet held at the limit, and
 // everything it started stopped afterwards (also on Ctrl-C).
 import { assert, assertEquals, assertLessOrEqual, assertRejects } from "@std/assert";
-import { type JobRecord, peakOverlap, sharedTokens } from "../examples/fleet.ts";
+import { type JobRecord, peakOverlap, sharedTokens } from "../examples/_fleet_checks.ts";
 import { interruptAfter } from "./_interrupt.ts";
 
 const FLEET = new URL("../examples/fleet.ts", import.meta.url).pathname;
