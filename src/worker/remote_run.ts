@@ -12,11 +12,17 @@ import {
   requestCancellation,
 } from "../lang/cancellation.ts";
 import type { LangInterpreter } from "../lang/interpreter.ts";
-import type { Transaction } from "../lang/lang.ts";
 import type { VarCell } from "../lang/shared_var.ts";
 import type { RuntimeObserver } from "../runtime/observer.ts";
-import { decodeError, encodeError, type FromWorker, type ToWorker } from "./protocol.ts";
+import {
+  decodeError,
+  describeError,
+  encodeError,
+  type FromWorker,
+  type ToWorker,
+} from "./protocol.ts";
 import { VarRefs } from "./_var_refs.ts";
+import { startOperation } from "./_run_ops.ts";
 
 /** The worker a run is on, as the run sees it. */
 export interface RunHost {
@@ -56,7 +62,8 @@ const LOG = {
 } as const;
 
 export class RemoteRun implements CancelHook {
-  readonly #refs = new VarRefs();
+  /** The variables the worker was given, and their references. */
+  readonly refs: VarRefs = new VarRefs();
   readonly #calls = new Map<number, Call>();
   readonly #done = Promise.withResolvers<Settle>();
   #inFlight = 0;
@@ -81,7 +88,7 @@ export class RemoteRun implements CancelHook {
       seed: context.seed,
       module: spec.module,
       export: spec.exportName,
-      input: this.#refs.encode(spec.input),
+      input: this.refs.encode(spec.input),
     };
     if (spec.name !== undefined) message.name = spec.name;
     if (lang.fence !== undefined) message.fence = lang.fence;
@@ -117,15 +124,15 @@ export class RemoteRun implements CancelHook {
         this.#op(message.id, message.op, message.a, message.b);
         return;
       case "newVar":
-        this.#refs.add(
+        this.refs.add(
           message.key,
-          this.lang.newVar(this.#refs.decode(message.v)) as VarCell<unknown>,
+          this.lang.newVar(this.refs.decode(message.v)) as VarCell<unknown>,
         );
         return;
       case "log": {
         const properties = message.properties === undefined
           ? undefined
-          : this.#refs.decode(message.properties) as Record<string, unknown>;
+          : this.refs.decode(message.properties) as Record<string, unknown>;
         this.lang[LOG[message.level]](message.message, properties);
         return;
       }
@@ -150,7 +157,7 @@ export class RemoteRun implements CancelHook {
       }
       case "done":
         if (message.e === undefined) {
-          this.#finish({ ok: true, value: this.#refs.decode(message.v) });
+          this.#finish({ ok: true, value: this.refs.decode(message.v) });
         } else this.#finish({ ok: false, error: decodeError(message.e) });
         return;
     }
@@ -166,7 +173,7 @@ export class RemoteRun implements CancelHook {
     this.#finish({
       ok: false,
       error: new TypeError(
-        `forkWorker input could not be sent to the worker: ${describe(error)}`,
+        `forkWorker input could not be sent to the worker: ${describeError(error)}`,
         { cause: error },
       ),
     });
@@ -180,13 +187,15 @@ export class RemoteRun implements CancelHook {
         id: message.id,
         c: false,
         e: encodeError(
-          new TypeError(`the value could not be sent to the worker: ${describe(error)}`),
+          new TypeError(`the value could not be sent to the worker: ${describeError(error)}`),
         ),
       });
     } else if (message.t === "call") {
       const call = this.#calls.get(message.id);
       this.#calls.delete(message.id);
-      call?.reject(new TypeError(`the value could not be sent to the worker: ${describe(error)}`));
+      call?.reject(
+        new TypeError(`the value could not be sent to the worker: ${describeError(error)}`),
+      );
     }
   }
 
@@ -198,37 +207,7 @@ export class RemoteRun implements CancelHook {
     const lang = this.lang;
     let result: Promise<unknown>;
     try {
-      switch (op) {
-        case "delay":
-          result = lang.delay(a as number);
-          break;
-        case "readVar":
-          result = lang.readVar(this.#refs.cell(a)).then((value) => this.#refs.encode(value));
-          break;
-        case "writeVar":
-          result = lang.writeVar(this.#refs.cell(a), this.#refs.decode(b));
-          break;
-        case "modifyVar":
-          result = lang.modifyVar(
-            this.#refs.cell(a),
-            (value) =>
-              this.#call(id, this.#refs.encode(value)).then((next) => this.#refs.decode(next)),
-          ).then(() => undefined);
-          break;
-        case "atomically": {
-          const cells = (a as number[]).map((varId) => this.#refs.cell(varId));
-          result = lang.atomically(cells, (tx) => this.#transaction(id, cells, tx));
-          break;
-        }
-        case "evalIO":
-          result = (lang.evalIO as (io: unknown, options?: unknown) => Promise<unknown>)(
-            (signal: AbortSignal) => this.#io(id, signal),
-            a,
-          ).then(() => undefined);
-          break;
-        default:
-          throw new TypeError(`unknown worker operation ${op}`);
-      }
+      result = startOperation(this, id, op, a, b);
     } catch (error) {
       result = Promise.reject(error);
     }
@@ -247,13 +226,8 @@ export class RemoteRun implements CancelHook {
     );
   }
 
-  async #transaction(id: number, cells: VarCell<unknown>[], tx: Transaction): Promise<void> {
-    const values = cells.map((cell) => tx.read(cell));
-    const writes = await this.#call(id, this.#refs.encode(values)) as [number, unknown][];
-    for (const [varId, value] of writes) tx.write(this.#refs.cell(varId), this.#refs.decode(value));
-  }
-
-  #io(id: number, signal: AbortSignal): Promise<unknown> {
+  /** Runs the worker's `evalIO` body there; settles when the worker says it ended. */
+  io(id: number, signal: AbortSignal): Promise<unknown> {
     const ended = this.#await(id);
     const onAbort = () => this.host.send({ t: "ioAbort", id, e: encodeError(signal.reason) });
     signal.addEventListener("abort", onAbort, { once: true });
@@ -261,7 +235,8 @@ export class RemoteRun implements CancelHook {
     return ended.finally(() => signal.removeEventListener("abort", onAbort));
   }
 
-  #call(id: number, value: unknown): Promise<unknown> {
+  /** Asks the worker to run a function it holds (a modifyVar or atomically body) on `value`. */
+  call(id: number, value: unknown): Promise<unknown> {
     const answer = this.#await(id);
     this.host.send({ t: "call", id, v: value });
     return answer;
@@ -310,8 +285,4 @@ export class RemoteRun implements CancelHook {
     this.host.runEnded(this);
     this.#done.resolve(outcome);
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

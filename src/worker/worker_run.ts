@@ -8,6 +8,7 @@ import { show } from "../_validate.ts";
 import type { WorkerLoop } from "./worker_loop.ts";
 import {
   decodeError,
+  describeError,
   describeUncloneable,
   encodeError,
   type FromWorker,
@@ -19,6 +20,7 @@ import {
   varRefId,
 } from "./protocol.ts";
 import { copyDeep } from "./_copy_deep.ts";
+import { loaded, loadModule } from "./_module_cache.ts";
 import {
   cancelWorkerLang,
   type RequestHandlers,
@@ -35,10 +37,6 @@ interface Pending extends RequestHandlers {
 }
 
 type Thenable = (resolve: (v: unknown) => void, reject: (e: unknown) => void) => unknown;
-
-const modules = new Map<string, Promise<Record<string, unknown>>>();
-/** Modules already loaded: a warm worker's next run starts without waiting. */
-const loaded = new Map<string, Record<string, unknown>>();
 
 export class WorkerRun implements RunChannel {
   readonly lang: WorkerLang;
@@ -247,7 +245,7 @@ export class WorkerRun implements RunChannel {
   refused(message: FromWorker, error: unknown): void {
     const outbox = this.worker.outbox;
     const why = (what: string) =>
-      new TypeError(`${what} could not be sent to the runtime: ${describe(error)}`, {
+      new TypeError(`${what} could not be sent to the runtime: ${describeError(error)}`, {
         cause: error,
       });
     switch (message.t) {
@@ -272,7 +270,7 @@ export class WorkerRun implements RunChannel {
           t: "log",
           level: message.level,
           message: message.message,
-          properties: { unsent: `the properties could not be cloned: ${describe(error)}` },
+          properties: { unsent: `the properties could not be cloned: ${describeError(error)}` },
         });
         return;
       case "newVar":
@@ -281,27 +279,11 @@ export class WorkerRun implements RunChannel {
           t: "log",
           level: "error",
           message: "newVar: the initial value could not be sent to the runtime",
-          properties: { error: describe(error) },
+          properties: { error: describeError(error) },
         });
         return;
       default:
         return;
     }
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
-function loadModule(url: string): Promise<Record<string, unknown>> {
-  let module = modules.get(url);
-  if (module === undefined) {
-    module = import(url);
-    modules.set(url, module);
-    module.then((namespace) => loaded.set(url, namespace), () => {});
-    // A module that failed to load may load next time (a file being written).
-    module.catch(() => modules.delete(url));
-  }
-  return module;
 }
