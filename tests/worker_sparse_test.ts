@@ -75,6 +75,22 @@ Deno.test("replaceDeep (what a side receives) on sparse arrays", async (t) => {
     ]);
     assertEquals(Object.keys(back), ["0", "2", "5000", String(2 ** 31)]);
   });
+
+  await t.step("keeps an array's named properties when it copies it", () => {
+    // Structured clone carries them (a RegExp match's index and input, say);
+    // the copy made for a replaced element dropped them (slice).
+    for (const at of [1, 3000]) {
+      const a: unknown[] = ["x"];
+      a[at] = marker;
+      Object.assign(a, { total: 2 });
+      Object.defineProperty(a, "__proto__", { value: 7, enumerable: true });
+      const back = replaceDeep(a, swap) as unknown[] & { total?: number };
+      assertEquals([back[0], back[at], back.total], ["x", "SWAPPED", 2], `at ${at}`);
+      assertEquals(Object.getOwnPropertyDescriptor(back, "__proto__")?.value, 7);
+      assert(Array.isArray(back) && Object.getPrototypeOf(back) === Array.prototype);
+      assertEquals(Object.keys(back), ["0", String(at), "total", "__proto__"]);
+    }
+  });
 });
 
 for (const isolation of ["thread", "process"] as const) {

@@ -171,15 +171,25 @@ export function decodeError(data: ErrorData): unknown {
 }
 
 /**
- * A copy of a received array, holes kept: `slice` for a short one; a long
- * one by its own keys, as `slice` walks the whole length of a sparse array
- * (44 s at a length of 2 ** 31).
+ * A copy of a received array by its own keys: holes stay holes (`slice`
+ * walks the whole length of a sparse array, 44 s at 2 ** 31), and its named
+ * properties come along (structured clone carries them; `slice` dropped
+ * them). Made only when something in the array is replaced.
  */
 function copyArray(array: unknown[]): unknown[] {
-  if (array.length <= SPARSE_HOLES) return array.slice();
   const copy = new Array(array.length);
+  const source = array as unknown as Record<string, unknown>;
+  const target = copy as unknown as Record<string, unknown>;
   for (const key of Object.keys(array)) {
-    copy[key as unknown as number] = array[key as unknown as number];
+    // An own "__proto__" (structured clone makes one) is a property, not the prototype.
+    if (key === "__proto__") {
+      Object.defineProperty(copy, key, {
+        value: source[key],
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
+    } else target[key] = source[key];
   }
   return copy;
 }
