@@ -31,7 +31,14 @@ export interface RowSpec {
   /** Each process's own bound (procpool's maxProcesses). */
   local: number;
   /** `short`: how holds under 2 ms are made (_short_hold.ts). */
-  load?: { lanes: number; holdMinMs: number; holdMaxMs: number; short: ShortHold };
+  load?: {
+    lanes: number;
+    holdMinMs: number;
+    holdMaxMs: number;
+    short: ShortHold;
+    /** A pause after each job before the lane asks again. */
+    pauseMs?: number;
+  };
   idle?: { holders: number; waiters: number };
   /**
    * Load rows: how long jobs keep starting after the warm-up. The idle row:

@@ -17,7 +17,15 @@ import {
 export interface Plan extends LimiterOptions {
   library: Library;
   /** Load rows: `lanes` loops, each running one job after another for `ms`, each holding a random time. */
-  load?: { lanes: number; holdMinMs: number; holdMaxMs: number; ms: number; short: ShortHold };
+  load?: {
+    lanes: number;
+    holdMinMs: number;
+    holdMaxMs: number;
+    ms: number;
+    short: ShortHold;
+    /** A pause after each job before the lane asks again (the paced row). */
+    pauseMs?: number;
+  };
   /**
    * The idle row: `holders` jobs start at once and hold until `releaseAfterMs`;
    * `waiters` more are queued behind them at `queueAfterMs` (both after the go's start).
@@ -76,7 +84,7 @@ async function main(): Promise<void> {
 
 function load(
   limiter: FleetLimiter,
-  { lanes, holdMinMs, holdMaxMs, ms, short }: NonNullable<Plan["load"]>,
+  { lanes, holdMinMs, holdMaxMs, ms, short, pauseMs }: NonNullable<Plan["load"]>,
   startAt: number,
   report: WorkerReport,
   failed: (error: unknown) => void,
@@ -88,7 +96,10 @@ function load(
   };
   return limiter.session(async (run) => {
     const lane = async () => {
-      while (wallMs() < startAt + ms) await run(job).catch(failed);
+      while (wallMs() < startAt + ms) {
+        await run(job).catch(failed);
+        if (pauseMs !== undefined) await sleep(pauseMs);
+      }
     };
     await Promise.all(Array.from({ length: lanes }, lane));
   });

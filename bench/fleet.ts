@@ -5,7 +5,7 @@
 // it into BENCHMARKS.md), progress to stderr.
 //
 //   deno task bench:fleet [--libs=procpool,redis-semaphore,bottleneck] [--processes=4]
-//     [--seconds=5] [--idle-seconds=10] [--only=hold,handoff,short,idle]
+//     [--seconds=5] [--idle-seconds=10] [--only=hold,handoff,paced,short,idle]
 //     [--short-hold=thread|poll|timeout] [--warm-up-seconds=N]
 //   --libs may also name lease-manager: procpool's lease manager without a Runtime (debugging).
 //   Without --libs, the hand-off row also runs ref-notify and ref-grant (bench/_fleet_refs.ts).
@@ -53,7 +53,7 @@ for (const library of libraries) {
     Deno.exit(2);
   }
 }
-const ROWS = ["hold", "handoff", "short", "idle"];
+const ROWS = ["hold", "handoff", "paced", "short", "idle"];
 const only = option("only")?.split(",") ?? ROWS;
 for (const row of only) {
   if (!ROWS.includes(row)) {
@@ -106,6 +106,25 @@ const HANDOFF: RowSpec = {
   ms: seconds * 1000,
   warmUpMs: handoffWarmUpMs,
 };
+/**
+ * The hand-off row with every process pausing PACED_PAUSE_MS after each job,
+ * longer than redis-semaphore's poll interval (10 ms): a releaser does not ask
+ * again before the others' polls, so every hand-off goes to another process
+ * and none is left out of the sample (in the hand-off row, a poller's
+ * cross-process pairs are only the polls that beat its releaser's own
+ * re-acquire). More processes than the hand-off row's, and a limit of 1, so
+ * that someone waits at most releases.
+ */
+const PACED_PAUSE_MS = 12;
+const PACED_PROCESSES = 2 * processes;
+const PACED: RowSpec = {
+  name: "paced",
+  limit: 1,
+  local: 1,
+  load: { lanes: 1, holdMinMs: 2, holdMaxMs: 5, short: shortHold, pauseMs: PACED_PAUSE_MS },
+  ms: seconds * 1000,
+  warmUpMs: handoffWarmUpMs,
+};
 const SHORT: RowSpec = {
   name: "short",
   limit: 16,
@@ -141,13 +160,14 @@ async function each<F>(
   spec: RowSpec,
   figures: (run: Awaited<ReturnType<typeof runRow>>) => F,
   extra: Library[] = [],
+  count: number = processes,
 ) {
   const rows: [Library, F][] = [];
   if (!only.includes(spec.name)) return rows;
   for (const library of [...libraries, ...extra]) {
     console.error(`… ${spec.name}: ${library}`);
     try {
-      rows.push([library, figures(await runRow(redis, server.port, library, spec, processes))]);
+      rows.push([library, figures(await runRow(redis, server.port, library, spec, count))]);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       failures.push(`- ${library}, row "${spec.name}": could not run: ${message.split("\n")[0]}`);
@@ -201,6 +221,18 @@ async function pingFloorLine(): Promise<string> {
     return "";
   }
 }
+const paced = await each(
+  PACED,
+  (run) => loadFigures(run, PACED.limit, PACED_PROCESSES),
+  option("libs") === undefined ? ["ref-grant"] : [],
+  PACED_PROCESSES,
+);
+print(
+  paced,
+  `### Release→start with the releaser paused: ${PACED_PROCESSES} processes of one job at a time, limit ${PACED.limit}, holds of 2–5 ms, then ${PACED_PAUSE_MS} ms before asking again (${seconds} s each after ${
+    handoffWarmUpMs / 1000
+  } s of warm-up; informative, no target)\n\n${handoffTable(paced, PACED.limit)}\n`,
+);
 const short = await each(SHORT, (run) => loadFigures(run, SHORT.limit, processes));
 print(
   short,
