@@ -8,7 +8,7 @@
 export class Outbox<M> {
   #queue: M[] = [];
   #scheduled = false;
-  /** While refused messages are posted one by one: what `refused` pushes waits for its end. */
+  /** While refused messages are posted one by one: what `refused` pushes goes in their place. */
   #retrying = false;
 
   constructor(
@@ -51,18 +51,26 @@ export class Outbox<M> {
             this.post([message]);
           } catch (error) {
             this.refused(message, error);
+            this.#postInstead();
           }
         }
       } finally {
         this.#retrying = false;
       }
-      // What `refused` queued instead goes out now, after the rest, once: it
-      // is plain data, so a post that fails again fails for another reason (a
-      // broken channel), which is thrown rather than refused forever.
-      const instead = this.#queue;
-      if (instead.length === 0) return;
-      this.#queue = [];
-      this.post(instead);
     }
   };
+
+  /**
+   * What `refused` queued instead goes out now, in the refused message's
+   * place (a later message may depend on it: a worker's write to the variable
+   * whose newVar was refused), once: it is plain data, so a post that fails
+   * again fails for another reason (a broken channel), which is thrown rather
+   * than refused forever.
+   */
+  #postInstead(): void {
+    const instead = this.#queue;
+    if (instead.length === 0) return;
+    this.#queue = [];
+    this.post(instead);
+  }
 }

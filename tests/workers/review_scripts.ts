@@ -46,3 +46,14 @@ export function holeAt1(input: [SharedVar<number>, unknown, number]): unknown {
   // deno-lint-ignore no-sparse-arrays
   return { inputHas1: 1 in input, back: [input[0], , 3] };
 }
+
+/**
+ * Creates a variable whose initial value cannot be cloned and writes it in the
+ * same synchronous stretch (one batch: the newVar, then the write's op).
+ */
+export async function newVarUncloneable(_: unknown, lang: LangL): Promise<unknown> {
+  const v = lang.newVar<unknown>(() => 1);
+  const written = lang.writeVar(v, 2);
+  await written;
+  return await lang.readVar(v);
+}
