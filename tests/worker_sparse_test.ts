@@ -3,7 +3,7 @@
 // length (8 s at 2 ** 27, a hang near 2 ** 32); it walks its keys now.
 import { assert, assertEquals } from "@std/assert";
 import { copyDeep } from "../src/worker/_copy_deep.ts";
-import { replaceDeep } from "../src/worker/protocol.ts";
+import { replaceDeep } from "../src/worker/_replace_deep.ts";
 import { createTestRuntime } from "../testing.ts";
 
 const scripts = new URL("./workers/review_scripts.ts", import.meta.url);

@@ -2,7 +2,8 @@
 // worker as a reference ({ [VAR_REF]: id }); only a variable sent to the
 // worker this way can come back from it, so a worker cannot reach others.
 import { VarCell } from "../lang/shared_var.ts";
-import { replaceDeep, VAR_REF, varRefId } from "./protocol.ts";
+import { VAR_REF, varRefId } from "./protocol.ts";
+import { replaceDeep } from "./_replace_deep.ts";
 import { copyDeep } from "./_copy_deep.ts";
 
 export class VarRefs {

@@ -6,8 +6,6 @@
 // Values cross by structured clone, except shared variables (which cross as
 // references, { [VAR_REF]: id }) and thrown values (see ErrorData).
 
-import { ownIndicesFrom, SPARSE_HOLES } from "./_sparse.ts";
-
 /** A thrown value, described so that it survives the crossing. */
 export interface ErrorData {
   /** An Error: its name, message and stack survive (structured clone keeps only standard names). */
@@ -168,109 +166,6 @@ export function decodeError(data: ErrorData): unknown {
     });
   }
   return error;
-}
-
-/**
- * A copy of a received array by its own keys: holes stay holes (`slice`
- * walks the whole length of a sparse array, 44 s at 2 ** 31), and its named
- * properties come along (structured clone carries them; `slice` dropped
- * them). Made only when something in the array is replaced.
- */
-function copyArray(array: unknown[]): unknown[] {
-  const copy = new Array(array.length);
-  const source = array as unknown as Record<string, unknown>;
-  const target = copy as unknown as Record<string, unknown>;
-  for (const key of Object.keys(array)) {
-    // An own "__proto__" (structured clone makes one) is a property, not the prototype.
-    if (key === "__proto__") {
-      Object.defineProperty(copy, key, {
-        value: source[key],
-        writable: true,
-        enumerable: true,
-        configurable: true,
-      });
-    } else target[key] = source[key];
-  }
-  return copy;
-}
-
-/**
- * Replaces what `swap` recognises (variables) inside plain objects, arrays,
- * Maps and Sets, copying only the containers on the way to a replacement; any
- * other object is left for structured clone to copy or refuse.
- */
-export function replaceDeep(value: unknown, swap: (value: object) => unknown): unknown {
-  // Most inputs and results are primitives: no walk (and no map) for them.
-  if (value === null || typeof value !== "object") return value;
-  const seen = new Map<object, unknown>();
-  const walk = (current: unknown): unknown => {
-    if (current === null || typeof current !== "object") return current;
-    const swapped = swap(current);
-    if (swapped !== undefined) return swapped;
-    if (seen.has(current)) return seen.get(current);
-    if (Array.isArray(current)) {
-      seen.set(current, current);
-      let copy: unknown[] | undefined;
-      const visit = (i: number): void => {
-        const item = current[i];
-        const next = walk(item);
-        if (next !== item && copy === undefined) {
-          copy = copyArray(current);
-          seen.set(current, copy);
-        }
-        if (copy !== undefined) copy[i] = next;
-      };
-      let holes = 0;
-      for (let i = 0; i < current.length; i++) {
-        if (!Object.hasOwn(current, i)) {
-          if (++holes > SPARSE_HOLES) {
-            for (const index of ownIndicesFrom(current, i + 1)) visit(index);
-            break;
-          }
-          continue;
-        }
-        visit(i);
-      }
-      return copy ?? current;
-    }
-    if (current instanceof Map) {
-      seen.set(current, current);
-      let changed = false;
-      const entries: [unknown, unknown][] = [];
-      for (const [key, item] of current) {
-        const pair: [unknown, unknown] = [walk(key), walk(item)];
-        if (pair[0] !== key || pair[1] !== item) changed = true;
-        entries.push(pair);
-      }
-      if (!changed) return current;
-      const copy = new Map(entries);
-      seen.set(current, copy);
-      return copy;
-    }
-    if (current instanceof Set) {
-      seen.set(current, current);
-      const items = [...current].map(walk);
-      if (items.every((item) => current.has(item))) return current;
-      const copy = new Set(items);
-      seen.set(current, copy);
-      return copy;
-    }
-    const proto = Object.getPrototypeOf(current);
-    if (proto !== Object.prototype && proto !== null) return current;
-    seen.set(current, current);
-    let copy: Record<string, unknown> | undefined;
-    const record = current as Record<string, unknown>;
-    for (const key of Object.keys(record)) {
-      const next = walk(record[key]);
-      if (next !== record[key] && copy === undefined) {
-        copy = { ...record };
-        seen.set(current, copy);
-      }
-      if (copy !== undefined) copy[key] = next;
-    }
-    return copy ?? current;
-  };
-  return walk(value);
 }
 
 /** The id in a variable reference, or undefined if `value` is not one. */

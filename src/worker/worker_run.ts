@@ -14,12 +14,12 @@ import {
   type FromWorker,
   type LogLevelName,
   type RemoteOp,
-  replaceDeep,
   type ToWorker,
   VAR_REF,
   varRefId,
 } from "./protocol.ts";
 import { copyDeep } from "./_copy_deep.ts";
+import { replaceDeep } from "./_replace_deep.ts";
 import { loaded, loadModule } from "./_module_cache.ts";
 import {
   cancelWorkerLang,

@@ -57,3 +57,19 @@ export async function newVarUncloneable(_: unknown, lang: LangL): Promise<unknow
   await written;
   return await lang.readVar(v);
 }
+
+/**
+ * Whether its input (an object holding itself, then a variable) still holds
+ * itself and its variable, and the same shape back: a cycle met before the
+ * variable.
+ */
+export async function cycleBeforeVar(
+  input: { self: unknown; v: SharedVar<number> },
+  lang: LangL,
+): Promise<unknown> {
+  const inputKept = input.self === input && await lang.readVar(input.v) === 5;
+  const o: Record<string, unknown> = { inputKept };
+  o.self = o;
+  o.v = input.v;
+  return o;
+}
