@@ -7,18 +7,7 @@
 import { isMap, isProxy, isSet } from "node:util/types";
 import { hasInternals, hasInternalSlots } from "./_json_exact.ts";
 import { ownIndicesFrom, SPARSE_HOLES } from "./_sparse.ts";
-
-/** Sets an own data property, also one named `__proto__` (as structured clone does). */
-function put(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === "__proto__") {
-    Object.defineProperty(target, key, {
-      value,
-      writable: true,
-      enumerable: true,
-      configurable: true,
-    });
-  } else target[key] = value;
-}
+import { putOwn } from "./_put_own.ts";
 
 /**
  * `value` with what `swap` recognises (variables) replaced, read as
@@ -149,7 +138,7 @@ function copyAll(value: object, swap: (value: object) => unknown): unknown {
     for (const key of keys ?? Object.keys(current)) {
       // Structured clone skips a property that a getter read before deleted.
       if (!Object.hasOwn(current, key)) continue;
-      put(target, key, walk(source[key]));
+      putOwn(target, key, walk(source[key]));
     }
     // Holes at the end (the array's, or a deleted element's).
     if (Array.isArray(current)) (copy as unknown[]).length = current.length;

@@ -2,18 +2,7 @@
 // values of variables), with each variable reference replaced by its
 // variable: the receiving side's counterpart of copyDeep.
 import { ownIndicesFrom, SPARSE_HOLES } from "./_sparse.ts";
-
-/** Sets an own data property, also one named `__proto__` (structured clone makes one). */
-function put(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === "__proto__") {
-    Object.defineProperty(target, key, {
-      value,
-      writable: true,
-      enumerable: true,
-      configurable: true,
-    });
-  } else target[key] = value;
-}
+import { putOwn } from "./_put_own.ts";
 
 /**
  * Calls `f` with each own element index of `array`, in order, until it
@@ -114,7 +103,7 @@ export function replaceDeep(value: unknown, swap: (value: object) => unknown): u
       copies.set(current, copy);
       const record = current as unknown as Record<string, unknown>;
       // Its named properties as they are; its elements walked (holes kept).
-      for (const key of Object.keys(current)) put(copy as never, key, record[key]);
+      for (const key of Object.keys(current)) putOwn(copy as never, key, record[key]);
       someIndex(current, (i) => {
         copy[i] = walk(current[i]);
         return false;
@@ -136,7 +125,7 @@ export function replaceDeep(value: unknown, swap: (value: object) => unknown): u
     const record = current as Record<string, unknown>;
     const copy: Record<string, unknown> = {};
     copies.set(current, copy);
-    for (const key of Object.keys(record)) put(copy, key, walk(record[key]));
+    for (const key of Object.keys(record)) putOwn(copy, key, walk(record[key]));
     return copy;
   };
   return walk(value);
