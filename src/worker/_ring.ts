@@ -64,7 +64,8 @@ export class FrameRing {
 
   /**
    * Whether the last `tryWrite` that failed did so because its frame is over
-   * `frameLimit` in UTF-8 bytes: it would not fit an empty ring either.
+   * `frameLimit`, in characters or in UTF-8 bytes: it would not fit an empty
+   * ring either.
    */
   get tooLarge(): boolean {
     return this.#tooLarge;
