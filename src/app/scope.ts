@@ -16,7 +16,6 @@ import type {
   WorkerForkOptions,
 } from "./app.ts";
 import { LinkedQueue } from "../_linked_queue.ts";
-import type { QueuedFork } from "./_queued_fork.ts";
 import * as waits from "./_result_wait.ts";
 import type { BodyEndListener } from "./fork_stream.ts";
 import {
@@ -43,6 +42,7 @@ import type { ProcessOwner, ProcessRecord } from "./process.ts";
 import { ForkedRecord } from "./_records.ts";
 import { ScopeFailures } from "./_failures.ts";
 import { admitUnderLease } from "./_lease_admission.ts";
+import { cancelContents } from "./_scope_cancel.ts";
 
 type Items<I> = Iterable<I> | AsyncIterable<I>;
 type ItemProcess<I, T> = (item: I, lang: LangL) => Promise<T> | T;
@@ -102,25 +102,13 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     return result as T;
   }
 
-  /** Cancels everything in the scope: waits, awaits, processes, children. */
+  /** Cancels everything in the scope: waits, awaits, processes, children (_scope_cancel.ts). */
   cancel(reason: unknown): void {
     if (this.#state !== "open") return;
     this.#state = "cancelled";
     this.#cancelReason = reason;
     this.#controller.abort(reason);
-    const closed = () => this.closedError();
-    for (const fork of this.core.slots.withdrawOwnedBy(this)) {
-      (fork as QueuedFork).withdrawn(closed());
-    }
-    // Each giveUp unlinks its entry, so the head moves on.
-    for (let wait = this.awaits.peek(); wait; wait = this.awaits.peek()) {
-      wait.giveUp(closed());
-    }
-    for (const record of this.#running) waits.giveUpOwnerWait(record, closed);
-    for (const dependent of [...this.#dependents]) dependent.scopeCancelled(reason);
-    // A batch has cancelled its items already (scopeCancelled): for them this is a no-op.
-    for (const record of this.runningProcesses()) record.cancel(reason);
-    for (const child of this.#children) child.cancel(reason);
+    cancelContents(this, reason, this.#running, this.#dependents, this.#children);
   }
 
   // ---- AppL ---------------------------------------------------------------
