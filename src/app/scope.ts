@@ -3,7 +3,7 @@
 // when all of them have, and it never loses a failure.
 import { ScopeClosedError } from "../errors.ts";
 import type { LangL, Process, SharedVar } from "../lang/lang.ts";
-import { detachedCall, requireFunction } from "../_validate.ts";
+import { detachedCall } from "../_validate.ts";
 import type { RuntimeCore } from "../runtime/core.ts";
 import { withWork } from "../runtime/_hooks.ts";
 import type {
@@ -33,16 +33,13 @@ import {
   scopeNewVar,
   scopeTryForkProcess,
 } from "./_scope_forks.ts";
-import {
-  type CheckedForkOptions,
-  type CheckedScopeOptions,
-  checkScopeOptions,
-} from "./_options.ts";
+import type { CheckedForkOptions, CheckedScopeOptions } from "./_options.ts";
 import type { ProcessOwner, ProcessRecord } from "./process.ts";
 import { ForkedRecord } from "./_records.ts";
 import { ScopeFailures } from "./_failures.ts";
 import { admitUnderLease } from "./_lease_admission.ts";
 import { cancelContents } from "./_scope_cancel.ts";
+import { scopeNested } from "./_scope_nested.ts";
 
 type Items<I> = Iterable<I> | AsyncIterable<I>;
 type ItemProcess<I, T> = (item: I, lang: LangL) => Promise<T> | T;
@@ -69,6 +66,8 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
     options: CheckedScopeOptions,
   ) {
     this.failures = new ScopeFailures(core.logger, options.failFast, options.onFailure);
+    // A child scope is made by app.scope (_scope_nested.ts), which runs it at once.
+    if (parent !== undefined) parent.#children.add(this);
   }
 
   get signal(): AbortSignal {
@@ -159,15 +158,7 @@ export class Scope implements AppL, ProcessOwner, ForkHost {
   }
 
   scope<T>(body: (app: AppL) => Promise<T>, options?: ScopeOptions): Promise<T> {
-    try {
-      Scope.enter(this, "scope");
-      requireFunction("scope body", body);
-      const child = new Scope(this.core, this, checkScopeOptions("scope", options));
-      this.#children.add(child);
-      return child.run(body);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return scopeNested(this, body, options);
   }
 
   // ---- for processes, queued forks and forkAll ------------------------------
