@@ -42,8 +42,8 @@ const LOG_METHOD: Record<LogLevel, "debug" | "info" | "warn" | "error"> = {
 };
 
 class LangExtras {
-  random: RandomStream | undefined = undefined;
-  fence: number | undefined = undefined;
+  random: RandomStream | undefined;
+  fence: number | undefined;
 }
 
 /** Every operation's entry: the receiver check, and the trace of the test runtime. */
@@ -58,14 +58,14 @@ export let setFence: (lang: LangInterpreter, fence: number) => void;
  * cancellation.ts's.
  */
 export class LangInterpreter implements LangL {
-  #reason: ProcessCancelledError | undefined = undefined;
+  #reason: ProcessCancelledError | undefined;
   // The slot holds a hook, or the place of one (addPlacedHook).
-  #hook: CancelHook | number | undefined = undefined;
+  #hook: CancelHook | number | undefined;
   #rare: RareCancellation | undefined;
   readonly #core: RuntimeCore;
   // The random stream and the fencing token, which few processes have: one
   // field instead of two (the name is in #rare, see holderName).
-  #extras: LangExtras | undefined = undefined;
+  #extras: LangExtras | undefined;
 
   static {
     holdCancellationState({
