@@ -1,6 +1,11 @@
 // Argument checks for the public boundary. Every message names the argument
 // and the value received, so a user can fix the call without reading our code.
 
+/** "Name: message" of an Error, or the thrown value as text: for a message or a span about it. */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
 /**
  * A short rendering of any value for an error message. Total: it never
  * throws, whatever it is given (a revoked Proxy, an object whose getters

@@ -13,6 +13,7 @@ import {
   trace,
   type Tracer,
 } from "@opentelemetry/api";
+import { describeError } from "../_validate.ts";
 import type { LogLevel } from "./observer.ts";
 import type { PoolHooks, ProcessProbe, ProcessView, ScriptCall, WorkKind } from "./_hooks.ts";
 import { PoolMetrics } from "./_otel_metrics.ts";
@@ -43,13 +44,9 @@ const WORK_SPAN: Record<WorkKind, string> = {
   forkAllSettled: "procpool.forkAllSettled",
 };
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
 function recordFailure(span: Span, error: unknown): void {
   span.recordException(error instanceof Error ? error : String(error));
-  span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(error) });
+  span.setStatus({ code: SpanStatusCode.ERROR, message: describeError(error) });
 }
 
 /** A log's properties as span event attributes: primitives and arrays of them. */
@@ -67,7 +64,7 @@ function logAttributes(
         attributes[`log.property.${key}`] = value as string | number | boolean;
       } else if (value !== undefined) {
         attributes[`log.property.${key}`] = value instanceof Error
-          ? errorMessage(value)
+          ? describeError(value)
           : String(value);
       }
     }
@@ -141,7 +138,7 @@ class OtelProcess implements ProcessProbe {
     const timeout = reason.name === "ProcessTimeoutError";
     const cause = (reason as Error & { cause?: unknown }).cause;
     span.addEvent(timeout ? "procpool.timeout" : "procpool.cancel", {
-      "procpool.cancel.reason": cause === undefined ? reason.message : errorMessage(cause),
+      "procpool.cancel.reason": cause === undefined ? reason.message : describeError(cause),
     });
   }
 }

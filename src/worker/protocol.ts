@@ -124,11 +124,6 @@ export function encodeError(thrown: unknown, depth = 0): ErrorData {
   return { error: 0, value: thrown };
 }
 
-/** "Name: message" of an Error, or the thrown value as text: for a message about it. */
-export function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
 /** The same value for an ErrorData whose `value` could not be cloned. */
 export function describeUncloneable(data: ErrorData): ErrorData {
   let text: string;

@@ -14,13 +14,8 @@ import {
 import type { LangInterpreter } from "../lang/interpreter.ts";
 import type { VarCell } from "../lang/shared_var.ts";
 import type { RuntimeObserver } from "../runtime/observer.ts";
-import {
-  decodeError,
-  describeError,
-  encodeError,
-  type FromWorker,
-  type ToWorker,
-} from "./protocol.ts";
+import { decodeError, encodeError, type FromWorker, type ToWorker } from "./protocol.ts";
+import { describeError } from "../_validate.ts";
 import { VarRefs } from "./_var_refs.ts";
 import { startOperation } from "./_run_ops.ts";
 

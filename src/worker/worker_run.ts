@@ -4,11 +4,10 @@
 import { ProcessCancelledError } from "../errors.ts";
 import type { SharedVar } from "../lang/lang.ts";
 import { VarCell } from "../lang/shared_var.ts";
-import { show } from "../_validate.ts";
+import { describeError, show } from "../_validate.ts";
 import type { WorkerLoop } from "./worker_loop.ts";
 import {
   decodeError,
-  describeError,
   describeUncloneable,
   encodeError,
   type FromWorker,
