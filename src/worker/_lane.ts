@@ -4,7 +4,7 @@
 // that is full). Every batch carries a sequence number, so the receiver
 // hands them on in the order they were sent, whichever way each came.
 import type { Batch } from "./protocol.ts";
-import type { FrameRing } from "./_ring.ts";
+import { type FrameRing, rethrowAll } from "./_ring.ts";
 import { batchJson } from "./_json_exact.ts";
 
 /** A batch as it crosses: with its place in the sender's order. */
@@ -129,12 +129,6 @@ export class LaneReceiver<M> {
       }
       next = this.#early.get(this.#next);
     }
-    if (errors !== undefined) rethrow(errors);
+    if (errors !== undefined) rethrowAll(errors, "batches could not be delivered");
   }
-}
-
-/** Throws the one error, or all of them as an AggregateError. */
-function rethrow(errors: readonly unknown[]): never {
-  if (errors.length === 1) throw errors[0];
-  throw new AggregateError(errors, `${errors.length} batches could not be delivered`);
 }

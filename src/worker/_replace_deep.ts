@@ -1,26 +1,8 @@
 // What a side receives (a worker's input, its results, log properties, the
 // values of variables), with each variable reference replaced by its
 // variable: the receiving side's counterpart of copyDeep.
-import { ownIndicesFrom, SPARSE_HOLES } from "./_sparse.ts";
+import { forEachOwnIndex } from "./_sparse.ts";
 import { putOwn } from "./_put_own.ts";
-
-/**
- * Calls `f` with each own element index of `array`, in order, until it
- * returns true: by its length, and past SPARSE_HOLES holes by its own keys
- * (a length near 2 ** 32 would take minutes).
- */
-function someIndex(array: unknown[], f: (index: number) => boolean): boolean {
-  let holes = 0;
-  for (let i = 0; i < array.length; i++) {
-    if (!Object.hasOwn(array, i)) {
-      if (++holes <= SPARSE_HOLES) continue;
-      for (const index of ownIndicesFrom(array, i + 1)) if (f(index)) return true;
-      return false;
-    }
-    if (f(i)) return true;
-  }
-  return false;
-}
 
 /** A plain object, as structured clone makes them (or with a null prototype). */
 function isPlain(value: object): value is Record<string, unknown> {
@@ -73,10 +55,7 @@ export function replaceDeep(value: unknown, swap: (value: object) => unknown): u
     }
     holders.set(current, holder === undefined ? [] : [holder]);
     if (Array.isArray(current)) {
-      someIndex(current, (i) => {
-        scan(current[i], current);
-        return false;
-      });
+      forEachOwnIndex(current, (i) => scan(current[i], current));
     } else if (current instanceof Map) {
       for (const [key, item] of current) {
         scan(key, current);
@@ -104,10 +83,7 @@ export function replaceDeep(value: unknown, swap: (value: object) => unknown): u
       const record = current as unknown as Record<string, unknown>;
       // Its named properties as they are; its elements walked (holes kept).
       for (const key of Object.keys(current)) putOwn(copy as never, key, record[key]);
-      someIndex(current, (i) => {
-        copy[i] = walk(current[i]);
-        return false;
-      });
+      forEachOwnIndex(current, (i) => copy[i] = walk(current[i]));
       return copy;
     }
     if (current instanceof Map) {

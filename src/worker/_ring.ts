@@ -187,9 +187,7 @@ export class FrameRing {
       }
     }
     if (frames > 0) this.took(frames);
-    if (errors === undefined) return;
-    if (errors.length === 1) throw errors[0];
-    throw new AggregateError(errors, `${errors.length} frames could not be handled`);
+    if (errors !== undefined) rethrowAll(errors, "frames could not be handled");
   }
 
   /**
@@ -233,4 +231,13 @@ export class FrameRing {
       this.ring();
     };
   }
+}
+
+/**
+ * Throws what a loop that went on past its errors collected: the one error,
+ * or all of them as an AggregateError ("<count> <what>").
+ */
+export function rethrowAll(errors: readonly unknown[], what: string): never {
+  if (errors.length === 1) throw errors[0];
+  throw new AggregateError(errors, `${errors.length} ${what}`);
 }

@@ -16,3 +16,18 @@ export function* ownIndicesFrom(array: readonly unknown[], from: number): Genera
     if (index >= from) yield index;
   }
 }
+
+/**
+ * Calls `f` with each own element index of `array`, in order: by its length,
+ * and once it has met SPARSE_HOLES holes, by its own keys.
+ */
+export function forEachOwnIndex(array: readonly unknown[], f: (index: number) => void): void {
+  let holes = 0;
+  for (let i = 0; i < array.length; i++) {
+    if (Object.hasOwn(array, i)) f(i);
+    else if (++holes > SPARSE_HOLES) {
+      for (const index of ownIndicesFrom(array, i + 1)) f(index);
+      return;
+    }
+  }
+}
