@@ -7,7 +7,6 @@ import type { Hold, Window } from "./_fleet_analysis.ts";
 import type { Library } from "./_fleet_limiters.ts";
 import { type CommandCounts, commandCounts, cpuSeconds, resetStats } from "./_fleet_redis.ts";
 import type { Plan, WorkerReport } from "./_fleet_worker.ts";
-import type { ShortHold } from "./_short_hold.ts";
 
 const WORKER = new URL("./_fleet_worker.ts", import.meta.url).pathname;
 /** Between the go and the first job: every process has read its go by then. */
@@ -30,15 +29,8 @@ export interface RowSpec {
   limit: number;
   /** Each process's own bound (procpool's maxProcesses). */
   local: number;
-  /** `short`: how holds under 2 ms are made (_short_hold.ts). */
-  load?: {
-    lanes: number;
-    holdMinMs: number;
-    holdMaxMs: number;
-    short: ShortHold;
-    /** A pause after each job before the lane asks again. */
-    pauseMs?: number;
-  };
+  /** As the worker's plan has it, but for its length (`ms` here). */
+  load?: Omit<NonNullable<Plan["load"]>, "ms">;
   idle?: { holders: number; waiters: number };
   /**
    * Load rows: how long jobs keep starting after the warm-up. The idle row:
